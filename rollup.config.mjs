@@ -1,0 +1,26 @@
+import nodeResolve from '@rollup/plugin-node-resolve'
+import terser from '@rollup/plugin-terser'
+import typescript from '@rollup/plugin-typescript'
+
+// One source, three builds. The module builds leave nanoid and js-cookie to the shop's
+// bundler; the script tag carries them, in their browser builds.
+export default [
+  {
+    input: 'src/index.ts',
+    external: ['nanoid', 'js-cookie'],
+    plugins: [typescript({ declaration: true, declarationDir: 'dist', outDir: 'dist' })],
+    output: [
+      { file: 'dist/index.mjs', format: 'es' },
+      { file: 'dist/index.cjs', format: 'cjs' }
+    ]
+  },
+  {
+    input: 'src/script.ts',
+    plugins: [
+      nodeResolve({ browser: true }),
+      typescript({ declaration: false, outDir: 'dist' }),
+      terser({ compress: { passes: 2 }, format: { comments: false } })
+    ],
+    output: { file: 'dist/discovery-feedback.min.js', format: 'iife' }
+  }
+]

@@ -1,0 +1,14 @@
+export { createTracker } from './tracker'
+export { EVENTS } from './rules'
+export type {
+  CommandFunction,
+  Commands,
+  Envelope,
+  EventName,
+  EventProperties,
+  FeedbackError,
+  LineItem,
+  Tracker,
+  TrackerOptions,
+  User
+} from './types'

@@ -1,0 +1,61 @@
+import { createTracker } from './tracker'
+import type { CommandFunction, Tracker, TrackerOptions } from './types'
+
+/*
+ * Entry of the script-tag build. The page's stub (see README) queues calls in
+ * `discoveryFeedback.q` until this file runs; here the tracker is created from the script's
+ * own data-* attributes (or a queued 'init'), every queued call is replayed in order, and the
+ * stub is replaced by the real command function. The queue's array is never patched: a page
+ * that kept a reference to the stub goes through the global name, which is now ours.
+ */
+
+const NUMERIC_OPTIONS = /^(sessionMinutes|maxBatchEvents|maxBatchBytes|flushInterval)$/
+
+type Call = [command: string, ...args: any[]]
+
+function optionsFromDataset(script: HTMLOrSVGScriptElement | null): TrackerOptions | undefined {
+  const data = script && script.dataset
+  if (!data || !data.key) return
+  const options: Record<string, unknown> = {}
+  for (const name in data) {
+    const value = data[name]!
+    options[name] = value == 'true' ? true : value == 'false' ? false : NUMERIC_OPTIONS.test(name) ? +value : value
+  }
+  return options as unknown as TrackerOptions
+}
+
+;(() => {
+  const existing = (window as any).discoveryFeedback
+  // Loaded twice: the first copy owns the page, a second tracker would double every event.
+  if (existing && existing.createTracker) return
+  const queued: ArrayLike<unknown>[] = (existing && existing.q) || []
+  const fromDataset = optionsFromDataset(document.currentScript)
+  let tracker: Tracker | undefined
+  let waiting: Call[] = []
+
+  const run = (tracker: Tracker, [command, ...args]: Call) =>
+    command == 'flush' ? tracker.flush() : command == 'user' ? tracker.identify(args[0]) : tracker.track(command as any, args[0])
+
+  const start = (options: TrackerOptions) => {
+    tracker = discoveryFeedback.tracker = createTracker(options)
+    waiting.forEach((call) => run(tracker!, call))
+    waiting = []
+  }
+
+  const command = (...call: Call) => {
+    try {
+      if (call[0] != 'init') return tracker ? run(tracker, call) : void waiting.push(call)
+      if (tracker) console.error('discovery-feedback: init: a tracker already exists on this page')
+      else start(call[1])
+    } catch (error) {
+      // Only a strict tracker throws; its error is shown, never thrown into the page.
+      console.error(error)
+    }
+  }
+  const discoveryFeedback = command as unknown as CommandFunction
+  discoveryFeedback.createTracker = createTracker
+  ;(window as any).discoveryFeedback = discoveryFeedback
+
+  if (fromDataset) command('init', fromDataset)
+  for (const args of Array.from(queued)) command(...(Array.from(args) as Call))
+})()

@@ -1,0 +1,188 @@
+import { pack } from './batch'
+import { envelope } from './envelope'
+import { feedbackError } from './error'
+import { checkUser, createIdentity } from './identity'
+import { onHidden, onRestore } from './lifecycle'
+import { onNavigate } from './navigation'
+import { validate } from './rules'
+import { send } from './transport'
+import type { Envelope, EventName, FeedbackError, Tracker, TrackerOptions, User } from './types'
+
+// 60 KiB leaves room under the browser's 64 KiB keepalive budget for request overhead.
+const MAX_BODY = 61440
+
+const isFeedbackError = (error: any): error is FeedbackError => error && error.name == 'FeedbackError'
+
+/**
+ * Creates a tracker. Bad options are reported, never thrown (unless `strict`): the tracker
+ * then refuses every call with the same clear message, and the host page keeps running.
+ * Where there is no `window` (server rendering) every call does nothing.
+ */
+export function createTracker(options: TrackerOptions): Tracker {
+  const settings = (options && typeof options == 'object' ? options : {}) as TrackerOptions
+  const { key, endpoint, onError, strict, debug } = settings
+  const maxEvents = settings.maxBatchEvents || 20
+  const maxBytes = Math.min(settings.maxBatchBytes || 16384, MAX_BODY)
+  const interval = settings.flushInterval ?? 1000
+
+  let queue: Envelope[] = []
+  let timer: ReturnType<typeof setTimeout> | undefined
+  let timerDue = Infinity
+  let lastUrl: string | undefined
+  let overrides: Partial<User> = {}
+  let broken: FeedbackError | undefined
+  let stopped = false
+
+  /** Every fault ends here: the console for the developer, onError for the shop's monitoring. */
+  const report = (error: FeedbackError) => {
+    console.error(error.message)
+    try {
+      onError && onError(error)
+    } catch {
+      // A failing handler must not turn one fault into two.
+    }
+  }
+
+  /** Public methods run inside this: no exception reaches the page, except in strict mode. */
+  const guard =
+    <A extends unknown[], R>(method: (...args: A) => R) =>
+    (...args: A): R | undefined => {
+      try {
+        return method(...args)
+      } catch (caught) {
+        const error = isFeedbackError(caught) ? caught : feedbackError(undefined, undefined, String(caught))
+        if (strict) throw error
+        report(error)
+      }
+    }
+
+  const schedule = (delay: number) => {
+    const due = Date.now() + delay
+    if (due < timerDue) {
+      clearTimeout(timer)
+      timerDue = due
+      timer = setTimeout(flush, delay)
+    }
+  }
+
+  const flush = (): Promise<void> => {
+    clearTimeout(timer)
+    timerDue = Infinity
+    const batch = queue
+    queue = []
+    const bodies = pack(batch, maxBytes, (event) =>
+      report(feedbackError(event.event, undefined, 'is larger than ' + maxBytes + ' bytes and cannot be sent'))
+    )
+    return Promise.all(
+      bodies.map(([body, events]) =>
+        send(endpoint, body).then((sent) => {
+          if (debug) console.log('discovery-feedback: sent', events.length, 'events:', sent)
+          if (!sent) report(feedbackError(undefined, undefined, 'could not send ' + events.length + ' events'))
+        })
+      )
+    ).then(() => {})
+  }
+
+  const identity = typeof window == 'object' ? createIdentity(settings) : undefined
+
+  const record = <E extends EventName>(event: E, input: unknown) => {
+    if (!identity) return
+    if (broken) throw broken
+    if (stopped) throw feedbackError(event, undefined, 'was tracked after destroy()')
+    if (event == 'view-page') {
+      if (input != null && typeof input != 'object') throw feedbackError(event, 'properties', 'must be an object')
+      input = {
+        url: location.href,
+        ref: lastUrl ?? document.referrer,
+        width: innerWidth,
+        height: innerHeight,
+        ...(input as object)
+      }
+    }
+    const properties = validate(event, input)
+    if (event == 'view-page') lastUrl = properties.url as string
+    queue.push(envelope(event, properties, key, identity!(overrides)))
+    if (debug) console.log('discovery-feedback:', event, properties)
+    schedule(queue.length < maxEvents ? interval : 0)
+  }
+
+  // A template or a router may describe the page itself (a product page adds item_id)
+  // right after the page or route appears, so the automatic view waits one task and is
+  // skipped when the page was already viewed.
+  const viewSoon = guard(() => {
+    setTimeout(
+      guard(() => {
+        if (!stopped && location.href != lastUrl) record('view-page', {})
+      })
+    )
+  })
+
+  const cleanups: (() => void)[] = []
+  if (!identity) {
+    // Server rendering: nothing to track, nothing to report.
+  } else if (!key || typeof key != 'string') {
+    broken = feedbackError('init', 'key', 'is required: the merchant API key (SPEC "Authentication")')
+  } else if (!endpoint || typeof endpoint != 'string') {
+    broken = feedbackError('init', 'endpoint', 'is required: the collector URL that receives events')
+  } else {
+    try {
+      if (settings.user) overrides = checkUser('init', settings.user)
+    } catch (error) {
+      broken = error as FeedbackError
+    }
+  }
+  if (broken) {
+    if (strict) throw broken
+    report(broken)
+  } else if (identity) {
+    cleanups.push(onHidden(flush))
+    if (settings.autoViewPage !== false) {
+      cleanups.push(
+        onNavigate(viewSoon),
+        onRestore(() => {
+          lastUrl = undefined
+          viewSoon()
+        })
+      )
+      if (document.readyState == 'loading') {
+        addEventListener('DOMContentLoaded', viewSoon, { once: true })
+        cleanups.push(() => removeEventListener('DOMContentLoaded', viewSoon))
+      } else viewSoon()
+    }
+  }
+
+  const helper =
+    <E extends EventName>(event: E) =>
+    (properties: unknown) =>
+      record(event, properties)
+
+  const tracker: Tracker = {
+    clickSuggestion: guard(helper('click-suggestion')),
+    clickItem: guard(helper('click-item')),
+    redirect: guard(helper('redirect')),
+    purchase: guard(helper('purchase')),
+    updateCart: guard(helper('update-cart')),
+    addToCart: guard((properties) => {
+      // SPEC "Event kinds": a click-item is sent along with add-to-cart. Both or neither.
+      const { item_id, variant_item_id, rid } = validate('add-to-cart', properties)
+      record('click-item', { rid, item_id, variant_item_id })
+      record('add-to-cart', properties)
+    }),
+    viewPage: guard(helper('view-page')),
+    track: guard(record),
+    identify: guard((user: Partial<User>) => {
+      overrides = { ...overrides, ...checkUser('identify', user) }
+    }),
+    get user() {
+      return identity ? identity(overrides) : ({ uid: '', sid: '' } as User)
+    },
+    flush,
+    destroy: guard(() => {
+      if (stopped) return
+      cleanups.forEach((cleanup) => cleanup())
+      flush()
+      stopped = true
+    })
+  } as Tracker
+  return tracker
+}
