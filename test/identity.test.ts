@@ -1,0 +1,121 @@
+import Cookies from 'js-cookie'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { checkUser, createIdentity } from '../src/identity'
+
+const options = { key: 'k', endpoint: '/c' }
+
+const clearCookies = () => {
+  for (const name of Object.keys(Cookies.get())) Cookies.remove(name, { path: '/' })
+}
+
+describe('identity', () => {
+  beforeEach(clearCookies)
+  afterEach(() => {
+    vi.useRealTimers()
+    vi.restoreAllMocks()
+  })
+
+  it('creates a uid and a sid of at most 32 URL-safe characters and keeps them in cookies', () => {
+    const user = createIdentity(options)({})
+    expect(user.uid).toMatch(/^[\w-]{1,32}$/)
+    expect(user.sid).toMatch(/^[\w-]{1,32}$/)
+    expect(user.uid).not.toBe(user.sid)
+    expect(Cookies.get('df_uid')).toBe(user.uid)
+    expect(Cookies.get('df_sid')).toBe(user.sid)
+  })
+
+  it('reuses the identity another page (or tab) left in the cookies', () => {
+    const first = createIdentity(options)({})
+    const second = createIdentity(options)({})
+    expect(second.uid).toBe(first.uid)
+    expect(second.sid).toBe(first.sid)
+  })
+
+  it('keeps the sid while events come, and starts a new one, same uid, after 30 idle minutes', () => {
+    vi.useFakeTimers({ now: new Date('2026-01-01T10:00:00Z') })
+    const identity = createIdentity(options)
+    const start = identity({})
+    vi.advanceTimersByTime(29 * 60000)
+    expect(identity({}).sid).toBe(start.sid) // rolls the expiry forward to 10:59
+    vi.advanceTimersByTime(29 * 60000)
+    expect(identity({}).sid).toBe(start.sid)
+    vi.advanceTimersByTime(31 * 60000)
+    const later = identity({})
+    expect(later.sid).not.toBe(start.sid)
+    expect(later.uid).toBe(start.uid)
+    // A fresh page after the idle time sees the new sid, not a third one.
+    expect(createIdentity(options)({}).sid).toBe(later.sid)
+  })
+
+  it('honours sessionMinutes', () => {
+    vi.useFakeTimers({ now: new Date('2026-01-01T10:00:00Z') })
+    const identity = createIdentity({ ...options, sessionMinutes: 5 })
+    const start = identity({})
+    vi.advanceTimersByTime(6 * 60000)
+    expect(identity({}).sid).not.toBe(start.sid)
+  })
+
+  it.each([
+    ['empty', ''],
+    ['too long', 'x'.repeat(33)],
+    ['not URL-safe', 'a b<script>'],
+    ['encoded', 'a%3Bb']
+  ])('replaces a %s cookie value instead of sending it', (_, value) => {
+    document.cookie = 'df_uid=' + value + '; path=/'
+    document.cookie = 'df_sid=' + value + '; path=/'
+    const user = createIdentity(options)({})
+    expect(user.uid).toMatch(/^[\w-]{1,32}$/)
+    expect(user.sid).toMatch(/^[\w-]{1,32}$/)
+    expect(Cookies.get('df_uid')).toBe(user.uid)
+  })
+
+  it('keeps ids steady in memory where cookies are blocked', () => {
+    vi.spyOn(Cookies, 'get').mockReturnValue(undefined as never)
+    const identity = createIdentity(options)
+    const first = identity({})
+    expect(identity({})).toEqual(first)
+  })
+
+  it('writes SameSite=Lax, path=/, a 400-day uid and the session-long sid; Secure only on https', () => {
+    vi.useFakeTimers({ now: new Date('2026-01-01T10:00:00Z') })
+    const set = vi.spyOn(Cookies, 'set')
+    createIdentity({ ...options, cookieDomain: 'localhost' })({})
+    const [uidCall, sidCall] = set.mock.calls
+    expect(uidCall[0]).toBe('df_uid')
+    expect(uidCall[2]).toMatchObject({ path: '/', sameSite: 'Lax', secure: false, domain: 'localhost' })
+    expect((uidCall[2]!.expires as Date).toISOString()).toBe('2027-02-05T10:00:00.000Z')
+    expect((sidCall[2]!.expires as Date).toISOString()).toBe('2026-01-01T10:30:00.000Z')
+    set.mockClear()
+    createIdentity({ ...options, cookieSecure: true, cookieSameSite: 'Strict' })({})
+    expect(set.mock.calls[0][2]).toMatchObject({ secure: true, sameSite: 'Strict' })
+  })
+
+  it('lets platform overrides win and fills ua and lang from the browser', () => {
+    const user = createIdentity(options)({ uid: 'customer-7', sid: 'platform-session', email: 'a@b.c', ip: '203.0.113.9' })
+    expect(user).toEqual({
+      uid: 'customer-7',
+      sid: 'platform-session',
+      email: 'a@b.c',
+      ip: '203.0.113.9',
+      ua: navigator.userAgent,
+      lang: [...navigator.languages]
+    })
+    expect(Cookies.get('df_uid')).toBeUndefined()
+  })
+})
+
+describe('checkUser', () => {
+  it('keeps the SPEC user fields it knows', () => {
+    expect(checkUser('identify', { email: 'a@b.c', lang: ['de-CH'], other: 1 })).toEqual({ email: 'a@b.c', lang: ['de-CH'] })
+  })
+
+  it.each([
+    [{ uid: 'x'.repeat(33) }, 'user.uid must be a string of 1 to 32 characters'],
+    [{ sid: 7 }, 'user.sid must be a string of 1 to 32 characters'],
+    [{ email: true }, 'user.email must be a string'],
+    [{ lang: 'de' }, 'user.lang must be an array of language codes'],
+    [null, 'user must be an object']
+  ])('refuses %o', (user, rule) => {
+    expect(() => checkUser('identify', user)).toThrow('discovery-feedback: identify: ' + rule)
+  })
+})

@@ -1,0 +1,41 @@
+// @vitest-environment node
+import { execFileSync } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { describe, expect, it } from 'vitest'
+
+// These load the built files (npm test builds first) by the package's own name, through the
+// `exports` map, in plain Node: no window, no document, as in server rendering.
+const node = (args: string[]) => execFileSync(process.execPath, args, { cwd: process.cwd(), encoding: 'utf8' }).trim()
+
+const USE = `
+  const tracker = createTracker({ key: 'KEY', endpoint: 'https://collector.example/v3/feedback' })
+  tracker.clickItem({ item_id: '1', variant_item_id: '1' })
+  tracker.viewPage()
+  tracker.destroy()
+  tracker.flush().then(() => console.log(typeof createTracker, Object.keys(EVENTS).length, JSON.stringify(tracker.user)))
+`
+
+describe('the package in Node', () => {
+  it('imports as an ES module by its name and does nothing on the server', () => {
+    const out = node(['--input-type=module', '-e', `import { createTracker, EVENTS } from 'discovery-feedback'\n${USE}`])
+    expect(out).toBe('function 7 {"uid":"","sid":""}')
+  })
+
+  it('requires as CommonJS by its name', () => {
+    const out = node(['-e', `const { createTracker, EVENTS } = require('discovery-feedback')\n${USE}`])
+    expect(out).toBe('function 7 {"uid":"","sid":""}')
+  })
+
+  it('resolves types first in the exports map and is free of side effects', () => {
+    const manifest = JSON.parse(readFileSync('package.json', 'utf8'))
+    expect(Object.keys(manifest.exports['.'])[0]).toBe('types')
+    expect(manifest.sideEffects).toBe(false)
+    expect(readFileSync(manifest.exports['.'].types, 'utf8')).toContain('createTracker')
+  })
+
+  it('builds a script tag that needs neither eval nor new Function (strict CSP)', () => {
+    const iife = readFileSync('dist/discovery-feedback.min.js', 'utf8')
+    expect(iife).not.toMatch(/\beval\(|new Function|Function\(/)
+    expect(iife).not.toMatch(/\bimport\b|\brequire\(/)
+  })
+})
