@@ -1,5 +1,5 @@
 export { createTracker } from './tracker'
-export { EVENTS } from './rules'
+export { EVENTS, validate } from './rules'
 export type {
   CommandFunction,
   Commands,
