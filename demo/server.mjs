@@ -1,44 +1,61 @@
-// Demo: a store page with the script tag, and a collector that prints what arrives.
+// `npm run demo`: the demo store, the reference collector and the live inspector on one port.
 import { createServer } from 'node:http'
-import { readFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { createCollector } from './collector.mjs'
+import { serveInspector, streamEvents } from './inspector.mjs'
+import { handleStore } from './store.mjs'
 
-const port = Number(process.env.PORT || 8080)
-const host = process.env.HOST || '127.0.0.1'
-const script = new URL('../dist/discovery-feedback.min.js', import.meta.url)
+const DEFAULT_DATA = fileURLToPath(new URL('./data/events.ndjson', import.meta.url))
 
-const page = `<!doctype html>
-<meta charset="utf-8">
-<title>discovery-feedback demo</title>
-<script>window.discoveryFeedback=window.discoveryFeedback||function(){(discoveryFeedback.q=discoveryFeedback.q||[]).push(arguments)};</script>
-<script async src="/discovery-feedback.min.js" data-key="demo-key" data-endpoint="/v3/feedback"></script>
-<h1>discovery-feedback demo</h1>
-<p>Every click below is an event; the server's console shows what the collector receives.</p>
-<button onclick="discoveryFeedback('click-item', { rid: 's-demo', item_id: '42', variant_item_id: '421' })">click-item</button>
-<button onclick="discoveryFeedback('add-to-cart', { rid: 's-demo', item_id: '42', variant_item_id: '421', quantity: 1 })">add-to-cart</button>
-<button onclick="discoveryFeedback('purchase', { order_id: 'o-' + Date.now(), currency: 'EUR', revenue: 19.9, line_items: [{ item_id: '42', variant_item_id: '421', unit_price: 19.9, quantity: 1 }] })">purchase</button>
-<button onclick="discoveryFeedback('flush')">send now</button>
-`
-
-const server = createServer((request, response) => {
-  if (request.method == 'POST' && request.url == '/v3/feedback') {
-    let body = ''
-    request.on('data', (chunk) => (body += chunk))
-    request.on('end', () => {
-      try {
-        for (const event of JSON.parse(body)) console.log(event.event, JSON.stringify(event.properties), event.user.uid, event.user.sid)
-      } catch {
-        console.log('not JSON:', body.slice(0, 200))
-      }
-      response.writeHead(204).end()
+/**
+ * Starts the demo on `host:port` (port 0 picks a free one) and resolves once it listens.
+ * Tests start it the same way the command line does.
+ */
+export function startDemo({ port = 8080, host = '127.0.0.1', collectorPath = '/v3/feedback', dataFile = DEFAULT_DATA, key = 'demo-key', maxBodyBytes } = {}) {
+  const collector = createCollector({ file: dataFile, maxBodyBytes })
+  const context = { key, endpoint: collectorPath }
+  const server = createServer((request, response) => {
+    const path = request.url.split('?')[0]
+    if (path == collectorPath) return collector.handle(request, response)
+    if (path == '/inspector') return serveInspector(response)
+    if (path == '/inspector/events') return streamEvents(collector, request, response)
+    if (!handleStore(request, response, context)) {
+      response.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('Not found')
+    }
+  })
+  return new Promise((resolve) => {
+    server.listen(port, host, () => {
+      const url = `http://${host}:${server.address().port}`
+      resolve({
+        url,
+        collector,
+        server,
+        close: () =>
+          new Promise((done) => {
+            server.closeAllConnections()
+            server.close(() => {
+              collector.close()
+              done()
+            })
+          })
+      })
     })
-    return
-  }
-  if (request.url == '/discovery-feedback.min.js') {
-    response.writeHead(200, { 'content-type': 'text/javascript' }).end(readFileSync(script))
-    return
-  }
-  response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(page)
-})
+  })
+}
 
-server.listen(port, host, () => console.log(`Demo store: http://${host}:${port}/`))
-process.on('SIGINT', () => server.close(() => process.exit(0)))
+if (process.argv[1] == fileURLToPath(import.meta.url)) {
+  const demo = await startDemo({
+    port: Number(process.env.PORT || 8080),
+    host: process.env.HOST || '127.0.0.1',
+    collectorPath: process.env.COLLECTOR_PATH || '/v3/feedback',
+    dataFile: process.env.DATA_FILE || DEFAULT_DATA
+  })
+  console.log(`Store:      ${demo.url}/`)
+  console.log(`SPA:        ${demo.url}/spa`)
+  console.log(`Inspector:  ${demo.url}/inspector`)
+  console.log(`Collector:  POST ${demo.url}${process.env.COLLECTOR_PATH || '/v3/feedback'}`)
+  console.log('Press Ctrl-C to stop.')
+  const stop = () => demo.close().then(() => process.exit(0))
+  process.on('SIGINT', stop)
+  process.on('SIGTERM', stop)
+}
