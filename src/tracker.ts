@@ -101,6 +101,12 @@ export function createTracker(options: TrackerOptions): Tracker {
     }
     const properties = validate(event, input)
     if (event == 'view-page') lastUrl = properties.url as string
+    // SPEC "Event kinds": a click-item is sent along with add-to-cart, whichever way it is tracked.
+    if (event == 'add-to-cart') push('click-item', { rid: properties.rid, item_id: properties.item_id, variant_item_id: properties.variant_item_id })
+    push(event, properties)
+  }
+
+  const push = (event: EventName, properties: Record<string, unknown>) => {
     queue.push(envelope(event, properties, key, identity!(overrides)))
     if (debug) console.log('discovery-feedback:', event, properties)
     schedule(queue.length < maxEvents ? interval : 0)
@@ -162,12 +168,7 @@ export function createTracker(options: TrackerOptions): Tracker {
     redirect: guard(helper('redirect')),
     purchase: guard(helper('purchase')),
     updateCart: guard(helper('update-cart')),
-    addToCart: guard((properties) => {
-      // SPEC "Event kinds": a click-item is sent along with add-to-cart. Both or neither.
-      const { item_id, variant_item_id, rid } = validate('add-to-cart', properties)
-      record('click-item', { rid, item_id, variant_item_id })
-      record('add-to-cart', properties)
-    }),
+    addToCart: guard(helper('add-to-cart')),
     viewPage: guard(helper('view-page')),
     track: guard(record),
     identify: guard((user: Partial<User>) => {

@@ -86,10 +86,12 @@ describe('createTracker', () => {
     expect(beacons.events()[0].properties).toEqual({ line_items: [{ item_id: '1', variant_item_id: '1', unit_price: 5, quantity: 1 }] })
   })
 
-  it('sends add-to-cart with the click-item that goes with it', () => {
+  it.each(['addToCart', 'track'])('sends add-to-cart with the click-item that goes with it, through %s', (method) => {
     const beacons = recordBeacons()
     const tracker = make()
-    tracker.addToCart({ item_id: '42', variant_item_id: '421', quantity: 2, rid: 'r-1' })
+    const properties = { item_id: '42', variant_item_id: '421', quantity: 2, rid: 'r-1' }
+    if (method == 'track') tracker.track('add-to-cart', properties)
+    else tracker.addToCart(properties)
     tracker.flush()
     expect(beacons.events().map(({ event, properties }) => ({ event, properties }))).toEqual([
       { event: 'click-item', properties: { rid: 'r-1', item_id: '42', variant_item_id: '421' } },
