@@ -1,4 +1,4 @@
-import type { Envelope } from './types'
+import type { Entry } from './outbox'
 
 /**
  * UTF-8 size of a string without copying it, as a TextEncoder would. A lone surrogate half
@@ -14,32 +14,33 @@ export function byteLength(text: string): number {
 }
 
 /**
- * Packs events, in order, into JSON-array bodies of at most `maxBytes` each, so that no
+ * Packs entries, in order, into JSON-array bodies of at most `maxBytes` each, so that no
  * request reaches the browser's 64 KiB keepalive limit (Fetch standard, "keepalive").
- * An event too large for any body on its own is handed to `tooLarge` instead.
+ * Returns each body with its entries and its size. An event too large for any body on its
+ * own is handed to `tooLarge` instead.
  */
-export function pack(events: Envelope[], maxBytes: number, tooLarge: (event: Envelope) => void): [body: string, events: Envelope[]][] {
-  const bodies: [string, Envelope[]][] = []
+export function pack(entries: Entry[], maxBytes: number, tooLarge: (entry: Entry) => void): [body: string, entries: Entry[], bytes: number][] {
+  const bodies: [string, Entry[], number][] = []
   let body = ''
   let size = 1 // the closing bracket
-  let members: Envelope[] = []
-  for (const event of events) {
-    const json = JSON.stringify(event)
+  let members: Entry[] = []
+  for (const entry of entries) {
+    const json = JSON.stringify(entry.event)
     const bytes = byteLength(json) + 1 // with the bracket or comma before it
     if (bytes + 1 > maxBytes) {
-      tooLarge(event)
+      tooLarge(entry)
       continue
     }
     if (size + bytes > maxBytes) {
-      bodies.push([body + ']', members])
+      bodies.push([body + ']', members, size])
       body = ''
       size = 1
       members = []
     }
     body += (body ? ',' : '[') + json
     size += bytes
-    members.push(event)
+    members.push(entry)
   }
-  if (body) bodies.push([body + ']', members])
+  if (body) bodies.push([body + ']', members, size])
   return bodies
 }

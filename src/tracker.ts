@@ -1,17 +1,24 @@
-import { pack } from './batch'
+import { createDelivery, type Reason } from './delivery'
 import { envelope } from './envelope'
 import { feedbackError } from './error'
 import { checkUser, createIdentity } from './identity'
 import { onHidden, onRestore } from './lifecycle'
 import { onNavigate } from './navigation'
+import { createOutbox, MAX_CHARS, MAX_EVENTS, type Entry } from './outbox'
 import { validate } from './rules'
-import { send } from './transport'
-import type { Envelope, EventName, FeedbackError, Tracker, TrackerOptions, User } from './types'
+import type { EventName, FeedbackError, Stats, Tracker, TrackerOptions, User } from './types'
 
 // 60 KiB leaves room under the browser's 64 KiB keepalive budget for request overhead.
 const MAX_BODY = 61440
 
 const isFeedbackError = (error: any): error is FeedbackError => error && error.name == 'FeedbackError'
+
+const WHY: Record<Reason, string> = {
+  too_large: 'is larger than a request may be',
+  rejected: 'refused',
+  overflow: 'over the outbox bound of ' + MAX_EVENTS + ' events or ' + MAX_CHARS + ' characters',
+  expired: 'older than 7 days'
+}
 
 /**
  * Creates a tracker. Bad options are reported, never thrown (unless `strict`): the tracker
@@ -24,14 +31,16 @@ export function createTracker(options: TrackerOptions): Tracker {
   const maxEvents = settings.maxBatchEvents || 20
   const maxBytes = Math.min(settings.maxBatchBytes || 16384, MAX_BODY)
   const interval = settings.flushInterval ?? 1000
+  const browser = typeof window == 'object'
 
-  let queue: Envelope[] = []
   let timer: ReturnType<typeof setTimeout> | undefined
   let timerDue = Infinity
   let lastUrl: string | undefined
   let overrides: Partial<User> = {}
   let broken: FeedbackError | undefined
   let stopped = false
+  const counts = { sent: 0, retried: 0 }
+  const dropped: Stats['dropped'] = { invalid: 0, too_large: 0, rejected: 0, overflow: 0, expired: 0 }
 
   /** Every fault ends here: the console for the developer, onError for the shop's monitoring. */
   const report = (error: FeedbackError) => {
@@ -43,6 +52,18 @@ export function createTracker(options: TrackerOptions): Tracker {
     }
   }
 
+  const drop = (entries: Entry[], reason: Reason, detail?: string) => {
+    dropped[reason] += entries.length
+    const one = entries.length == 1
+    report(
+      feedbackError(
+        one ? entries[0].event.event : undefined,
+        undefined,
+        (one ? 'event' : entries.length + ' events') + ' dropped: ' + WHY[reason] + (detail ? ', ' + detail : '')
+      )
+    )
+  }
+
   /** Public methods run inside this: no exception reaches the page, except in strict mode. */
   const guard =
     <A extends unknown[], R>(method: (...args: A) => R) =>
@@ -51,10 +72,21 @@ export function createTracker(options: TrackerOptions): Tracker {
         return method(...args)
       } catch (caught) {
         const error = isFeedbackError(caught) ? caught : feedbackError(undefined, undefined, String(caught))
+        dropped.invalid++
         if (strict) throw error
         report(error)
       }
     }
+
+  const outbox = browser ? createOutbox(drop) : undefined
+  const delivery = outbox && createDelivery(endpoint, outbox, maxBytes, drop, counts)
+  const identity = browser ? createIdentity(settings) : undefined
+
+  const flush = (): Promise<void> => {
+    clearTimeout(timer)
+    timerDue = Infinity
+    return delivery ? delivery.send(false) : Promise.resolve()
+  }
 
   const schedule = (delay: number) => {
     const due = Date.now() + delay
@@ -65,25 +97,11 @@ export function createTracker(options: TrackerOptions): Tracker {
     }
   }
 
-  const flush = (): Promise<void> => {
-    clearTimeout(timer)
-    timerDue = Infinity
-    const batch = queue
-    queue = []
-    const bodies = pack(batch, maxBytes, (event) =>
-      report(feedbackError(event.event, undefined, 'is larger than ' + maxBytes + ' bytes and cannot be sent'))
-    )
-    return Promise.all(
-      bodies.map(([body, events]) =>
-        send(endpoint, body).then((sent) => {
-          if (debug) console.log('discovery-feedback: sent', events.length, 'events:', sent)
-          if (!sent) report(feedbackError(undefined, undefined, 'could not send ' + events.length + ' events'))
-        })
-      )
-    ).then(() => {})
+  const push = (event: EventName, properties: Record<string, unknown>) => {
+    outbox!.add(envelope(event, properties, key, identity!(overrides)))
+    if (debug) console.log('discovery-feedback:', event, properties)
+    schedule(outbox!.entries.length < maxEvents ? interval : 0)
   }
-
-  const identity = typeof window == 'object' ? createIdentity(settings) : undefined
 
   const record = <E extends EventName>(event: E, input: unknown) => {
     if (!identity) return
@@ -106,12 +124,6 @@ export function createTracker(options: TrackerOptions): Tracker {
     push(event, properties)
   }
 
-  const push = (event: EventName, properties: Record<string, unknown>) => {
-    queue.push(envelope(event, properties, key, identity!(overrides)))
-    if (debug) console.log('discovery-feedback:', event, properties)
-    schedule(queue.length < maxEvents ? interval : 0)
-  }
-
   // A template or a router may describe the page itself (a product page adds item_id)
   // right after the page or route appears, so the automatic view waits one task and is
   // skipped when the page was already viewed.
@@ -124,7 +136,7 @@ export function createTracker(options: TrackerOptions): Tracker {
   })
 
   const cleanups: (() => void)[] = []
-  if (!identity) {
+  if (!browser) {
     // Server rendering: nothing to track, nothing to report.
   } else if (!key || typeof key != 'string') {
     broken = feedbackError('init', 'key', 'is required: the merchant API key (SPEC "Authentication")')
@@ -140,8 +152,35 @@ export function createTracker(options: TrackerOptions): Tracker {
   if (broken) {
     if (strict) throw broken
     report(broken)
-  } else if (identity) {
-    cleanups.push(onHidden(flush))
+  } else if (outbox && delivery) {
+    const online = () => delivery.retryNow()
+    const visible = () => {
+      if (document.visibilityState != 'visible') return
+      // Back from hidden: what beacons took then is confirmed by fetch now.
+      outbox.entries.forEach((entry) => (entry.beaconed = false))
+      flush()
+    }
+    addEventListener('online', online)
+    document.addEventListener('visibilitychange', visible)
+    cleanups.push(
+      onHidden((leaving) => {
+        clearTimeout(timer)
+        timerDue = Infinity
+        delivery.send(true)
+        if (leaving) outbox.suspend()
+      }),
+      onRestore(() => {
+        outbox.resume()
+        flush()
+      }),
+      () => removeEventListener('online', online),
+      () => document.removeEventListener('visibilitychange', visible),
+      delivery.stop
+    )
+    // What earlier pages left unsent goes first.
+    outbox.adopt().then((adopted) => {
+      if (adopted) flush()
+    })
     if (settings.autoViewPage !== false) {
       cleanups.push(
         onNavigate(viewSoon),
@@ -162,7 +201,7 @@ export function createTracker(options: TrackerOptions): Tracker {
     (properties: unknown) =>
       record(event, properties)
 
-  const tracker: Tracker = {
+  return {
     clickSuggestion: guard(helper('click-suggestion')),
     clickItem: guard(helper('click-item')),
     redirect: guard(helper('redirect')),
@@ -177,6 +216,7 @@ export function createTracker(options: TrackerOptions): Tracker {
     get user() {
       return identity ? identity(overrides) : ({ uid: '', sid: '' } as User)
     },
+    stats: () => ({ queued: outbox ? outbox.entries.length : 0, ...counts, dropped: { ...dropped } }),
     flush,
     destroy: guard(() => {
       if (stopped) return
@@ -185,5 +225,4 @@ export function createTracker(options: TrackerOptions): Tracker {
       stopped = true
     })
   } as Tracker
-  return tracker
 }

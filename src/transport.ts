@@ -2,28 +2,38 @@
 const TEXT = 'text/plain;charset=UTF-8'
 
 /**
- * Hands one body to the browser; resolves whether it was taken.
- *
- * sendBeacon comes first because it outlives the page. Chromium refuses it (returns false)
- * once the page has 64 KiB of keepalive requests in flight, and keepalive fetch shares that
- * budget, so a refused beacon on a visible page goes out as an ordinary fetch, which has no
- * budget and has time to finish. Only a hidden page needs fetch's keepalive.
+ * Hands a body to the browser to send even after the page is gone. False when it is missing
+ * (some in-app browsers) or refused: Chromium refuses once the page has 64 KiB of keepalive
+ * requests in flight. True means queued by the browser, not delivered.
  */
-export function send(url: string, body: string): Promise<boolean> {
+export function beacon(url: string, body: string): boolean {
   try {
-    if (navigator.sendBeacon(url, body)) return Promise.resolve(true)
+    return navigator.sendBeacon(url, body)
   } catch {
-    // Missing (older in-app browsers) or refused outright: fall through to fetch.
+    return false
   }
-  return fetch(url, {
-    method: 'POST',
-    body,
-    headers: { 'content-type': TEXT },
-    mode: 'no-cors',
-    credentials: 'omit',
-    keepalive: document.visibilityState == 'hidden'
-  }).then(
-    () => true,
-    () => false
-  )
+}
+
+/**
+ * POSTs a body and resolves the collector's answer, or 0 when there was none (offline,
+ * refused, CORS not allowed). CORS mode so the status can be read: with a text/plain body it
+ * is still a simple request without preflight. keepalive lets it finish after the page
+ * leaves; it shares sendBeacon's 64 KiB budget.
+ */
+export function post(url: string, body: string): Promise<{ status: number; retryAfter: string | null }> {
+  try {
+    return fetch(url, {
+      method: 'POST',
+      body,
+      headers: { 'content-type': TEXT },
+      mode: 'cors',
+      credentials: 'omit',
+      keepalive: true
+    }).then(
+      (response) => ({ status: response.status, retryAfter: response.headers.get('retry-after') }),
+      () => ({ status: 0, retryAfter: null })
+    )
+  } catch {
+    return Promise.resolve({ status: 0, retryAfter: null })
+  }
 }

@@ -169,10 +169,35 @@ export interface Tracker {
   identify(user: Partial<User>): void
   /** The current shopper; the same identity the discovery routes need. */
   readonly user: User
-  /** Sends every queued event now; resolves once each request was handed over or failed. */
+  /** What happened to the events so far: for debugging, tests and monitoring. */
+  stats(): Stats
+  /** Sends every queued event now; resolves once each request was answered or failed. */
   flush(): Promise<void>
   /** Removes listeners and history patches, and sends what is queued. */
   destroy(): void
+}
+
+/** Counts of a tracker's events. */
+export interface Stats {
+  /** Waiting in the outbox, including events a beacon took without confirmation. */
+  queued: number
+  /** Handed over: answered 2xx, or taken by a beacon as the page went away. */
+  sent: number
+  /** Sends that failed and will be tried again (network error, 5xx, 408, 429). */
+  retried: number
+  /** Events given up, by reason; onError heard each. */
+  dropped: {
+    /** Calls refused by the rules. */
+    invalid: number
+    /** An event larger than a request may be. */
+    too_large: number
+    /** The collector answered a 4xx that no retry can fix. */
+    rejected: number
+    /** The outbox bound (2,000 events, 1 MiB) was reached: oldest first. */
+    overflow: number
+    /** Older than 7 days when a later page found it. */
+    expired: number
+  }
 }
 
 /** Arguments of each command of the script-tag function, derived from the tracker's methods. */

@@ -2,19 +2,34 @@ import Cookies from 'js-cookie'
 import { vi } from 'vitest'
 import type { Envelope } from '../src/types'
 
-/** Installs a recording sendBeacon (jsdom has none) and returns the events it was given. */
-export function recordBeacons(accept: (body: string) => boolean = () => true) {
-  const bodies: string[] = []
-  const sendBeacon = vi.fn((_url: string, body: string) => {
-    const taken = accept(body)
-    if (taken) bodies.push(body)
+type Answer = { status: number; headers?: Record<string, string> } | 'offline'
+
+/**
+ * Stands in for the network: a recording sendBeacon (jsdom has none) and fetch. `answer`
+ * decides each fetch's fate, `acceptBeacon` whether the browser takes a beacon.
+ * `events()` lists what reached the collector: beacons taken and fetches answered 2xx.
+ */
+export function network(options: { answer?: (body: string) => Answer; acceptBeacon?: (body: string) => boolean } = {}) {
+  const delivered: { via: 'beacon' | 'fetch'; url: string; body: string }[] = []
+  const sendBeacon = vi.fn((url: string, body: string) => {
+    const taken = options.acceptBeacon ? options.acceptBeacon(body) : true
+    if (taken) delivered.push({ via: 'beacon', url, body })
     return taken
   })
+  const fetch = vi.fn((url: string, init: RequestInit) => {
+    const body = init.body as string
+    const answer = options.answer ? options.answer(body) : { status: 204 }
+    if (answer == 'offline') return Promise.reject(new TypeError('Failed to fetch'))
+    if (answer.status < 300) delivered.push({ via: 'fetch', url, body })
+    return Promise.resolve(new Response(null, { status: answer.status, headers: answer.headers }))
+  })
   Object.defineProperty(navigator, 'sendBeacon', { value: sendBeacon, configurable: true, writable: true })
+  vi.stubGlobal('fetch', fetch)
   return {
     sendBeacon,
-    bodies,
-    events: () => bodies.flatMap((body) => JSON.parse(body) as Envelope[])
+    fetch,
+    delivered,
+    events: () => delivered.flatMap(({ body }) => JSON.parse(body) as Envelope[])
   }
 }
 
@@ -23,8 +38,15 @@ export function setVisibility(state: 'visible' | 'hidden') {
   document.dispatchEvent(new Event('visibilitychange'))
 }
 
+/** Lets pending promise callbacks (fetch answers) run under fake timers. */
+export const settle = async () => {
+  for (let i = 0; i < 5; i++) await Promise.resolve()
+}
+
 export function resetPage() {
   for (const name of Object.keys(Cookies.get())) Cookies.remove(name, { path: '/' })
+  localStorage.clear()
+  sessionStorage.clear()
   Object.defineProperty(document, 'visibilityState', { value: 'visible', configurable: true })
   history.replaceState(null, '', '/')
 }

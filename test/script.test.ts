@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import type { CommandFunction } from '../src/types'
-import { recordBeacons, resetPage } from './helpers'
+import { network, resetPage } from './helpers'
 
 const ENDPOINT = 'https://collector.example/v3/feedback'
 const STUB = 'window.discoveryFeedback=window.discoveryFeedback||function(){(discoveryFeedback.q=discoveryFeedback.q||[]).push(arguments)};'
@@ -33,7 +33,7 @@ afterEach(() => {
 
 describe('script tag', () => {
   it('creates the tracker from its data attributes and replays queued calls in order', async () => {
-    const beacons = recordBeacons()
+    const beacons = network()
     installStub()
     global.discoveryFeedback('click-suggestion', { rid: 'a-1', suggestion: 'shoes' })
     global.discoveryFeedback('user', { email: 'shopper@example.com' })
@@ -41,7 +41,7 @@ describe('script tag', () => {
     const discoveryFeedback = await loadScript({ key: 'KEY', endpoint: ENDPOINT, autoViewPage: 'false', flushInterval: '5000' })
     discoveryFeedback('redirect', { rid: 'a-2', suggestion: 'sale' })
     vi.advanceTimersByTime(4999)
-    expect(beacons.sendBeacon).not.toHaveBeenCalled() // data-flush-interval arrived as a number
+    expect(beacons.fetch).not.toHaveBeenCalled() // data-flush-interval arrived as a number
     discoveryFeedback('flush')
     const events = beacons.events()
     expect(events.map((event) => event.event)).toEqual(['click-suggestion', 'click-item', 'redirect'])
@@ -53,7 +53,7 @@ describe('script tag', () => {
   })
 
   it('waits for a queued init when there are no data attributes', async () => {
-    const beacons = recordBeacons()
+    const beacons = network()
     installStub()
     global.discoveryFeedback('click-item', { item_id: '1', variant_item_id: '1' })
     global.discoveryFeedback('init', { key: 'KEY', endpoint: ENDPOINT, autoViewPage: false })
@@ -63,7 +63,7 @@ describe('script tag', () => {
   })
 
   it('reports bad calls on the console and never throws into the page', async () => {
-    recordBeacons()
+    network()
     const consoleError = vi.spyOn(console, 'error').mockImplementation(() => {})
     installStub()
     global.discoveryFeedback('nope', {})
@@ -80,7 +80,7 @@ describe('script tag', () => {
   })
 
   it('installs itself over a clashing global, and a second copy leaves the first in charge', async () => {
-    recordBeacons()
+    network()
     global.discoveryFeedback = 42
     const first = await loadScript({ key: 'KEY', endpoint: ENDPOINT, autoViewPage: 'false' })
     expect(typeof first).toBe('function')

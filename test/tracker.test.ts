@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { createTracker } from '../src/tracker'
 import type { Tracker } from '../src/types'
-import { recordBeacons, resetPage, setVisibility } from './helpers'
+import { network, resetPage, setVisibility, settle } from './helpers'
 
 const ENDPOINT = 'https://collector.example/v3/feedback'
 const trackers: Tracker[] = []
@@ -23,93 +23,103 @@ afterEach(() => {
 })
 
 describe('createTracker', () => {
-  it('batches events into one beacon after the flush interval', () => {
-    const beacons = recordBeacons()
+  it('batches events into one request after the flush interval', () => {
+    const net = network()
     const tracker = make()
     tracker.clickItem(click)
     tracker.clickSuggestion({ rid: 'a-1', suggestion: 'shoes' })
-    expect(beacons.sendBeacon).not.toHaveBeenCalled()
     vi.advanceTimersByTime(999)
-    expect(beacons.sendBeacon).not.toHaveBeenCalled()
+    expect(net.fetch).not.toHaveBeenCalled()
     vi.advanceTimersByTime(1)
-    expect(beacons.sendBeacon).toHaveBeenCalledTimes(1)
-    expect(beacons.sendBeacon.mock.calls[0][0]).toBe(ENDPOINT)
-    expect(beacons.events().map((event) => event.event)).toEqual(['click-item', 'click-suggestion'])
+    expect(net.fetch).toHaveBeenCalledTimes(1)
+    expect(net.events().map((event) => event.event)).toEqual(['click-item', 'click-suggestion'])
+  })
+
+  it('sends by fetch while visible, in CORS mode with a safelisted type and keepalive', () => {
+    const net = network()
+    const tracker = make()
+    tracker.clickItem(click)
+    tracker.flush()
+    const [url, init] = net.fetch.mock.calls[0]
+    expect(url).toMatch(/^https:\/\/collector\.example\/v3\/feedback\?t_sent=\d+$/)
+    expect(init).toMatchObject({ method: 'POST', mode: 'cors', keepalive: true, credentials: 'omit', headers: { 'content-type': 'text/plain;charset=UTF-8' } })
+    expect(net.sendBeacon).not.toHaveBeenCalled()
   })
 
   it('sends as soon as maxBatchEvents are queued', () => {
-    const beacons = recordBeacons()
+    const net = network()
     const tracker = make({ maxBatchEvents: 3 })
     tracker.clickItem(click)
     tracker.clickItem(click)
+    expect(net.fetch).not.toHaveBeenCalled()
     tracker.clickItem(click)
     vi.advanceTimersByTime(0)
-    expect(beacons.events()).toHaveLength(3)
+    expect(net.events()).toHaveLength(3)
   })
 
-  it('sends at once when the page turns hidden, and on pagehide', () => {
-    const beacons = recordBeacons()
+  it('sends by beacon at once when the page turns hidden, and on pagehide', () => {
+    const net = network()
     const tracker = make()
     tracker.clickItem(click)
     setVisibility('hidden')
-    expect(beacons.events()).toHaveLength(1)
-    setVisibility('visible')
+    expect(net.sendBeacon).toHaveBeenCalledTimes(1)
     tracker.clickItem(click)
     dispatchEvent(new Event('pagehide'))
-    expect(beacons.events()).toHaveLength(2)
-    // Both fire when leaving; the second finds nothing left to send.
-    setVisibility('hidden')
-    expect(beacons.sendBeacon).toHaveBeenCalledTimes(2)
+    expect(net.sendBeacon).toHaveBeenCalledTimes(2)
+    expect(net.sendBeacon.mock.calls[0][0]).toMatch(/^https:\/\/collector\.example\/v3\/feedback\?t_sent=\d+$/)
+    expect(net.events()).toHaveLength(2)
+    expect(net.fetch).not.toHaveBeenCalled()
   })
 
   it('builds the envelope at call time with one identity', () => {
-    const beacons = recordBeacons()
+    const net = network()
     vi.setSystemTime(1767261600000)
     const tracker = make()
     tracker.redirect({ rid: 'a-9', suggestion: 'sale' })
     vi.setSystemTime(1767261605000)
     tracker.flush()
-    const [event] = beacons.events()
+    const [event] = net.events()
     expect(event).toMatchObject({ event: 'redirect', properties: { rid: 'a-9', suggestion: 'sale' }, key: 'KEY', t_client: 1767261600000 })
     expect(event.user).toEqual(tracker.user)
     expect(event.user).toMatchObject({ ua: navigator.userAgent, lang: [...navigator.languages] })
     expect(event.user).not.toHaveProperty('ip')
+    expect(net.fetch.mock.calls[0][0]).toContain('t_sent=1767261605000')
   })
 
   it('snapshots properties: changing the object after the call changes nothing', () => {
-    const beacons = recordBeacons()
+    const net = network()
     const tracker = make()
     const cart = { line_items: [{ item_id: '1', variant_item_id: '1', unit_price: 5, quantity: 1 }] }
     tracker.updateCart(cart)
     cart.line_items[0].quantity = 9
     tracker.flush()
-    expect(beacons.events()[0].properties).toEqual({ line_items: [{ item_id: '1', variant_item_id: '1', unit_price: 5, quantity: 1 }] })
+    expect(net.events()[0].properties).toEqual({ line_items: [{ item_id: '1', variant_item_id: '1', unit_price: 5, quantity: 1 }] })
   })
 
   it.each(['addToCart', 'track'])('sends add-to-cart with the click-item that goes with it, through %s', (method) => {
-    const beacons = recordBeacons()
+    const net = network()
     const tracker = make()
     const properties = { item_id: '42', variant_item_id: '421', quantity: 2, rid: 'r-1' }
     if (method == 'track') tracker.track('add-to-cart', properties)
     else tracker.addToCart(properties)
     tracker.flush()
-    expect(beacons.events().map(({ event, properties }) => ({ event, properties }))).toEqual([
+    expect(net.events().map(({ event, properties }) => ({ event, properties }))).toEqual([
       { event: 'click-item', properties: { rid: 'r-1', item_id: '42', variant_item_id: '421' } },
       { event: 'add-to-cart', properties: { item_id: '42', variant_item_id: '421', quantity: 2, rid: 'r-1' } }
     ])
   })
 
   it('sends neither when add-to-cart is invalid', () => {
-    const beacons = recordBeacons()
+    const net = network()
     vi.spyOn(console, 'error').mockImplementation(() => {})
     const tracker = make()
     tracker.addToCart({ item_id: '42', variant_item_id: '421', quantity: 0, rid: 'r-1' })
     tracker.flush()
-    expect(beacons.sendBeacon).not.toHaveBeenCalled()
+    expect(net.fetch).not.toHaveBeenCalled()
   })
 
   it('reports a bad call to onError and the console, never throws, and keeps working', () => {
-    const beacons = recordBeacons()
+    const net = network()
     const onError = vi.fn()
     const consoleError = vi.spyOn(console, 'error').mockImplementation(() => {})
     const tracker = make({ onError })
@@ -134,7 +144,8 @@ describe('createTracker', () => {
     expect(consoleError).toHaveBeenCalledWith('discovery-feedback: click-item: item_id must be a non-empty string, got 5')
     tracker.clickItem(click)
     tracker.flush()
-    expect(beacons.events().map((event) => event.properties)).toEqual([click])
+    expect(net.events().map((event) => event.properties)).toEqual([click])
+    expect(tracker.stats().dropped.invalid).toBe(8)
   })
 
   it('survives an onError handler that throws', () => {
@@ -159,7 +170,7 @@ describe('createTracker', () => {
     [{ key: 'KEY' }, 'discovery-feedback: init: endpoint is required'],
     [{ key: 'KEY', endpoint: ENDPOINT, user: { uid: 3 } }, 'discovery-feedback: init: user.uid must be a string of 1 to 32 characters']
   ])('reports bad options %o at creation, then refuses calls with the same message', (options, message) => {
-    recordBeacons()
+    network()
     const onError = vi.fn()
     vi.spyOn(console, 'error').mockImplementation(() => {})
     const tracker = createTracker({ ...(options as any), onError, autoViewPage: false })
@@ -173,73 +184,61 @@ describe('createTracker', () => {
   })
 
   it('uses platform identity from options and identify()', () => {
-    const beacons = recordBeacons()
+    const net = network()
     const tracker = make({ user: { uid: 'customer-7', ip: '203.0.113.9' } })
     tracker.clickItem(click)
     tracker.identify({ email: 'shopper@example.com' })
     tracker.clickItem(click)
     tracker.flush()
-    const [before, after] = beacons.events().map((event) => event.user)
+    const [before, after] = net.events().map((event) => event.user)
     expect(before).toMatchObject({ uid: 'customer-7', ip: '203.0.113.9' })
     expect(before).not.toHaveProperty('email')
     expect(after).toMatchObject({ uid: 'customer-7', ip: '203.0.113.9', email: 'shopper@example.com' })
     expect(before.sid).toBe(after.sid)
   })
 
-  it('falls back to fetch when sendBeacon refuses, with a safelisted content type', async () => {
-    recordBeacons(() => false)
-    const fetch = vi.fn(() => Promise.resolve(new Response(null, { status: 204 })))
-    vi.stubGlobal('fetch', fetch)
+  it('falls back to a keepalive fetch when the browser refuses a beacon as the page hides', async () => {
+    const net = network({ acceptBeacon: () => false })
     const tracker = make()
     tracker.clickItem(click)
-    await tracker.flush()
-    expect(fetch).toHaveBeenCalledTimes(1)
-    const [url, init] = fetch.mock.calls[0] as unknown as [string, RequestInit]
-    expect(url).toBe(ENDPOINT)
-    expect(init).toMatchObject({ method: 'POST', headers: { 'content-type': 'text/plain;charset=UTF-8' }, keepalive: false })
-    expect(JSON.parse(init.body as string)[0].properties).toEqual(click)
-  })
-
-  it('reports what it could not send', async () => {
-    recordBeacons(() => false)
-    vi.stubGlobal('fetch', () => Promise.reject(new TypeError('Failed to fetch')))
-    const onError = vi.fn()
-    vi.spyOn(console, 'error').mockImplementation(() => {})
-    const tracker = make({ onError })
-    tracker.clickItem(click)
-    await tracker.flush()
-    expect(onError.mock.calls[0][0].message).toBe('discovery-feedback: could not send 1 events')
+    setVisibility('hidden')
+    expect(net.sendBeacon).toHaveBeenCalledTimes(1)
+    expect(net.fetch).toHaveBeenCalledTimes(1)
+    expect(net.fetch.mock.calls[0][1]).toMatchObject({ keepalive: true })
+    await settle()
+    expect(net.events().map((event) => event.properties)).toEqual([click])
+    expect(tracker.stats()).toMatchObject({ queued: 0, sent: 1 })
   })
 
   it('splits a burst into bodies under maxBatchBytes, every event once', () => {
-    const beacons = recordBeacons()
+    const net = network()
     const tracker = make({ maxBatchEvents: 1000 })
     for (let i = 0; i < 400; i++) tracker.clickItem({ ...click, item_id: String(i) })
     setVisibility('hidden')
-    expect(beacons.bodies.length).toBeGreaterThan(5)
-    for (const body of beacons.bodies) expect(new TextEncoder().encode(body).length).toBeLessThanOrEqual(16384)
-    expect(beacons.events().map((event) => event.properties.item_id)).toEqual(Array.from({ length: 400 }, (_, i) => String(i)))
+    expect(net.delivered.length).toBeGreaterThan(5)
+    for (const { body } of net.delivered) expect(new TextEncoder().encode(body).length).toBeLessThanOrEqual(16384)
+    expect(net.events().map((event) => event.properties.item_id)).toEqual(Array.from({ length: 400 }, (_, i) => String(i)))
   })
 
   it('refuses calls after destroy() and flushes what was queued', () => {
-    const beacons = recordBeacons()
+    const net = network()
     const onError = vi.fn()
     vi.spyOn(console, 'error').mockImplementation(() => {})
     const tracker = make({ onError })
     tracker.clickItem(click)
     tracker.destroy()
-    expect(beacons.events()).toHaveLength(1)
+    expect(net.events()).toHaveLength(1)
     tracker.clickItem(click)
     expect(onError.mock.calls[0][0].message).toBe('discovery-feedback: click-item: was tracked after destroy()')
   })
 })
 
 describe('automatic view-page', () => {
-  const views = (beacons: ReturnType<typeof recordBeacons>) =>
+  const views = (beacons: ReturnType<typeof network>) =>
     beacons.events().filter((event) => event.event == 'view-page').map((event) => event.properties)
 
   it('sends one on load with the referrer and the viewport size', () => {
-    const beacons = recordBeacons()
+    const beacons = network()
     make({ autoViewPage: true })
     vi.advanceTimersByTime(0)
     setVisibility('hidden')
@@ -247,7 +246,7 @@ describe('automatic view-page', () => {
   })
 
   it('lets a page that describes itself (a product page) replace the automatic one', () => {
-    const beacons = recordBeacons()
+    const beacons = network()
     const tracker = make({ autoViewPage: true })
     tracker.viewPage({ item_id: '42', variant_item_id: '421' })
     vi.advanceTimersByTime(0)
@@ -256,7 +255,7 @@ describe('automatic view-page', () => {
   })
 
   it('follows pushState, replaceState that changes the URL, and popstate, with the previous URL as ref', () => {
-    const beacons = recordBeacons()
+    const beacons = network()
     make({ autoViewPage: true })
     vi.advanceTimersByTime(0)
     const origin = location.origin
@@ -284,7 +283,7 @@ describe('automatic view-page', () => {
   })
 
   it('sends one per navigation when a router pushes twice in one task', () => {
-    const beacons = recordBeacons()
+    const beacons = network()
     make({ autoViewPage: true })
     vi.advanceTimersByTime(0)
     history.pushState(null, '', '/redirecting')
@@ -295,7 +294,7 @@ describe('automatic view-page', () => {
   })
 
   it('sends another after a back/forward-cache restore, even for the same URL', () => {
-    const beacons = recordBeacons()
+    const beacons = network()
     make({ autoViewPage: true })
     vi.advanceTimersByTime(0)
     dispatchEvent(new PageTransitionEvent('pageshow', { persisted: false }))
@@ -307,7 +306,7 @@ describe('automatic view-page', () => {
   })
 
   it('stays off with autoViewPage: false, and destroy() restores history', () => {
-    const beacons = recordBeacons()
+    const beacons = network()
     const pushState = history.pushState
     const tracker = make({ autoViewPage: true })
     expect(history.pushState).not.toBe(pushState)
@@ -321,7 +320,7 @@ describe('automatic view-page', () => {
   })
 
   it('leaves a later wrapper of history working after destroy()', () => {
-    const beacons = recordBeacons()
+    const beacons = network()
     const tracker = make({ autoViewPage: true })
     vi.advanceTimersByTime(0)
     const ours = history.pushState

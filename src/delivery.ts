@@ -1,0 +1,101 @@
+import { pack } from './batch'
+import type { DropReason, Entry, Outbox } from './outbox'
+import { beacon, post } from './transport'
+
+// The browser lets a page have 64 KiB of keepalive requests in flight (Fetch standard,
+// "keepalive"); we never take more of it than that ourselves.
+const BUDGET = 65536
+const MAX_BACKOFF = 60000
+
+export type Reason = DropReason | 'too_large' | 'rejected'
+
+/**
+ * Moves events from the outbox to the collector, and removes them only once handed over:
+ * a 2xx answer, or a beacon the browser accepted while the page was going away.
+ *
+ * While the page is visible, bodies go by fetch so the answer can be read: a 5xx, 408, 429
+ * or no answer keeps the events and tries again with exponential backoff and jitter (or the
+ * collector's Retry-After); any other 4xx can never succeed, so that batch is dropped and
+ * reported. When the page turns hidden, sendBeacon goes first, as it survives the page.
+ */
+export function createDelivery(
+  endpoint: string,
+  outbox: Outbox,
+  maxBytes: number,
+  dropped: (entries: Entry[], reason: Reason, detail?: string) => void,
+  counts: { sent: number; retried: number }
+) {
+  let inFlight = 0
+  let failures = 0
+  let retryAt = 0
+  let retryTimer: ReturnType<typeof setTimeout> | undefined
+
+  // The send time lets a collector correct a device clock that is off: the event happened at
+  // t_client + (its own receive time - t_sent). A query parameter keeps the body SPEC's.
+  const target = () => endpoint + (endpoint.includes('?') ? '&' : '?') + 't_sent=' + Date.now()
+
+  const backOff = (retryAfter: string | null) => {
+    const seconds = Number(retryAfter)
+    const asked = retryAfter ? (isNaN(seconds) ? Date.parse(retryAfter) - Date.now() : seconds * 1000) : NaN
+    const delay = asked >= 0 ? asked : Math.min(1000 * 2 ** failures, MAX_BACKOFF) * (0.5 + Math.random() / 2)
+    failures++
+    retryAt = Date.now() + delay
+    clearTimeout(retryTimer)
+    retryTimer = setTimeout(() => send(false), delay)
+  }
+
+  const deliver = (body: string, entries: Entry[], bytes: number) => {
+    inFlight += bytes
+    entries.forEach((entry) => (entry.sending = true))
+    return post(target(), body).then(({ status, retryAfter }) => {
+      inFlight -= bytes
+      entries.forEach((entry) => (entry.sending = false))
+      if (status > 199 && status < 300) {
+        failures = 0
+        counts.sent += entries.length
+        outbox.remove(entries)
+      } else if (status > 399 && status < 500 && status != 408 && status != 429) {
+        outbox.remove(entries)
+        dropped(entries, 'rejected', 'the collector answered ' + status)
+      } else {
+        counts.retried += entries.length
+        backOff(retryAfter)
+      }
+      return send(false)
+    })
+  }
+
+  /** Sends what waits. `leaving`: the page turned hidden and may be gone any moment. */
+  function send(leaving: boolean): Promise<void> {
+    if (!leaving && Date.now() < retryAt) return Promise.resolve()
+    const waiting = outbox.entries.filter((entry) => !entry.sending && !entry.beaconed)
+    const requests: Promise<void>[] = []
+    for (const [body, entries, bytes] of pack(waiting, maxBytes, (entry) => {
+      outbox.remove([entry])
+      dropped([entry], 'too_large')
+    })) {
+      if (leaving && beacon(target(), body)) {
+        // Queued by the browser, not confirmed: kept, so that a later page of this site sends
+        // it again should the collector have been down. Its event_id makes that harmless.
+        entries.forEach((entry) => (entry.beaconed = true))
+        counts.sent += entries.length
+        outbox.changed()
+      } else if (inFlight + bytes <= BUDGET) {
+        requests.push(deliver(body, entries, bytes))
+      } else if (!leaving) {
+        break // the next answer makes room
+      }
+    }
+    return Promise.all(requests).then(() => {})
+  }
+
+  return {
+    send,
+    /** Back online: try at once instead of waiting out the backoff. */
+    retryNow() {
+      failures = retryAt = 0
+      return send(false)
+    },
+    stop: () => clearTimeout(retryTimer)
+  }
+}

@@ -1,0 +1,173 @@
+import { nanoid } from 'nanoid'
+import type { Envelope } from './types'
+
+/** A queued event. `sending` is set while a fetch carries it; `beaconed` once a beacon took it without confirmation. */
+export interface Entry {
+  event: Envelope
+  sending?: boolean
+  beaconed?: boolean
+}
+
+export type DropReason = 'overflow' | 'expired'
+
+const PREFIX = 'df_outbox_'
+// Bounds, so a collector that stays down cannot fill the site's 5 MB of localStorage:
+// 2,000 events (a 1,000-event burst fits twice), 1 MiB of JSON, 7 days.
+export const MAX_EVENTS = 2000
+export const MAX_CHARS = 1 << 20
+export const MAX_AGE = 7 * 864e5
+// Without Web Locks, an outbox not written for this long belongs to a page that is gone.
+const STALE = 60000
+
+const store = (): Storage | undefined => {
+  try {
+    return localStorage
+  } catch {
+    // Blocked storage throws on mere access (SecurityError).
+  }
+}
+
+const read = (storage: Storage, key: string): { t: number; q: Entry[] } | undefined => {
+  try {
+    return JSON.parse(storage.getItem(key)!) || undefined
+  } catch {
+    // Written by someone else or cut short: nothing we can send.
+  }
+}
+
+/**
+ * The durable queue. localStorage rather than IndexedDB: it is synchronous, so an event is on
+ * disk before the task that tracked it ends (a crash a moment later keeps it), and it is there
+ * to read in pagehide, where IndexedDB's callbacks may never run.
+ *
+ * Each page keeps its own key, so tabs never overwrite each other, and holds a Web Lock of the
+ * same name while it lives. A page that finds an outbox whose lock nobody holds (its page
+ * closed, crashed or navigated away) adopts it: those events are sent here, once.
+ */
+export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => void) {
+  const key = PREFIX + nanoid(10)
+  const locks = navigator.locks
+  let entries: Entry[] = []
+  let persist = true
+  let saving = false
+  // Whether the last write reached storage; when it did not, memory is the only copy.
+  let durable = false
+  let release: (() => void) | undefined
+
+  const hold = () => {
+    if (locks && !release) locks.request(key, () => new Promise<void>((resolve) => (release = resolve))).catch(() => {})
+  }
+  const drop = () => {
+    release && release()
+    release = undefined
+  }
+
+  /** Applies the bounds, oldest first, and writes once per task however many events changed. */
+  const save = () => {
+    if (entries.length > MAX_EVENTS) onDrop(entries.splice(0, entries.length - MAX_EVENTS), 'overflow')
+    if (saving || !persist) return
+    saving = true
+    queueMicrotask(() => {
+      saving = false
+      const storage = store()
+      if (!storage || !persist) return
+      try {
+        let json = JSON.stringify({ t: Date.now(), q: entries })
+        while (json.length > MAX_CHARS) {
+          onDrop(entries.splice(0, Math.ceil(entries.length / 10)), 'overflow')
+          json = JSON.stringify({ t: Date.now(), q: entries })
+        }
+        if (entries.length) storage.setItem(key, json)
+        else storage.removeItem(key)
+        durable = true
+      } catch {
+        // Quota, private mode, disabled: the events stay in memory and are still sent.
+        durable = false
+      }
+    })
+  }
+
+  hold()
+
+  return {
+    /** Events in order, oldest first. */
+    get entries() {
+      return entries
+    },
+    add(event: Envelope) {
+      entries.push({ event })
+      save()
+    },
+    remove(done: Entry[]) {
+      entries = entries.filter((entry) => !done.includes(entry))
+      save()
+    },
+    changed: save,
+
+    /** Takes over the outboxes of pages that are gone; resolves how many events it adopted. */
+    adopt(): Promise<number> {
+      const storage = persist && store()
+      if (!storage) return Promise.resolve(0)
+      const take = (alive: (key: string, written: number) => boolean) => {
+        const known = new Set(entries.map((entry) => entry.event.event_id))
+        let adopted = 0
+        for (const other of Object.keys(storage)) {
+          if (!other.startsWith(PREFIX) || other == key) continue
+          const outbox = read(storage, other)
+          if (outbox && alive(other, outbox.t)) continue
+          storage.removeItem(other)
+          for (const { event } of (outbox && outbox.q) || []) {
+            if (event && !known.has(event.event_id)) {
+              known.add(event.event_id)
+              entries.push({ event })
+              adopted++
+            }
+          }
+        }
+        const oldest = Date.now() - MAX_AGE
+        const expired = entries.filter((entry) => entry.event.t_client < oldest)
+        if (expired.length) {
+          entries = entries.filter((entry) => !expired.includes(entry))
+          onDrop(expired, 'expired')
+        }
+        entries.sort((a, b) => a.event.t_client - b.event.t_client)
+        save()
+        return adopted
+      }
+      if (!locks) return Promise.resolve(take((_, written) => written > Date.now() - STALE))
+      // One page adopts at a time, so two tabs never take the same outbox.
+      return locks
+        .request(PREFIX, () =>
+          locks.query().then((state) => {
+            const held = new Set((state.held || []).map((lock) => lock.name))
+            return take((other) => held.has(other))
+          })
+        )
+        .catch(() => 0)
+    },
+
+    /**
+     * Leaving (pagehide): let the next page adopt what is left at once. If this page comes
+     * back from the back/forward cache, `resume` takes back only what nobody adopted.
+     */
+    suspend: drop,
+    resume() {
+      const storage = store()
+      if (storage && persist && durable) {
+        const outbox = read(storage, key)
+        entries = outbox ? outbox.q.map(({ event }) => ({ event })) : []
+      }
+      hold()
+    },
+
+    /** Memory only from now on (consent withdrawn or not yet given); `forget` also deletes what is stored. */
+    setPersist(on: boolean, forget?: boolean) {
+      persist = on
+      const storage = store()
+      if (!on && forget && storage) storage.removeItem(key)
+      if (on) save()
+    }
+  }
+}
+
+export type Outbox = ReturnType<typeof createOutbox>
