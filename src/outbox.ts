@@ -52,14 +52,12 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
   let saving = false
   // Whether the last write reached storage; when it did not, memory is the only copy.
   let durable = false
+  // Set on pagehide: the stored outbox says its page is gone, for browsers without Web Locks.
+  let released = false
   let release: (() => void) | undefined
 
   const hold = () => {
     if (locks && !release) locks.request(key, () => new Promise<void>((resolve) => (release = resolve))).catch(() => {})
-  }
-  const drop = () => {
-    release && release()
-    release = undefined
   }
 
   /** Applies the bounds, oldest first, and writes once per task however many events changed. */
@@ -72,10 +70,11 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
       const storage = store()
       if (!storage || !persist) return
       try {
-        let json = JSON.stringify({ t: Date.now(), q: entries })
+        const serialise = () => JSON.stringify({ t: released ? 0 : Date.now(), q: entries })
+        let json = serialise()
         while (json.length > MAX_CHARS) {
           onDrop(entries.splice(0, Math.ceil(entries.length / 10)), 'overflow')
-          json = JSON.stringify({ t: Date.now(), q: entries })
+          json = serialise()
         }
         if (entries.length) storage.setItem(key, json)
         else storage.removeItem(key)
@@ -150,13 +149,20 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
      * Leaving (pagehide): let the next page adopt what is left at once. If this page comes
      * back from the back/forward cache, `resume` takes back only what nobody adopted.
      */
-    suspend: drop,
+    suspend() {
+      release && release()
+      release = undefined
+      released = true
+      save()
+    },
     resume() {
+      released = false
       const storage = store()
       if (storage && persist && durable) {
         const outbox = read(storage, key)
         entries = outbox ? outbox.q.map(({ event }) => ({ event })) : []
       }
+      save()
       hold()
     },
 

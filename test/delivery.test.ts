@@ -1,0 +1,321 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { MAX_EVENTS } from '../src/outbox'
+import { createTracker } from '../src/tracker'
+import type { Envelope, Tracker } from '../src/types'
+import { network, resetPage, setVisibility, settle } from './helpers'
+
+const ENDPOINT = 'https://collector.example/v3/feedback'
+const trackers: Tracker[] = []
+const make = (options = {}) => {
+  const tracker = createTracker({ key: 'KEY', endpoint: ENDPOINT, autoViewPage: false, ...options })
+  trackers.push(tracker)
+  return tracker
+}
+const click = (item_id = '42') => ({ item_id, variant_item_id: item_id + '-1' })
+
+/** The events every outbox in localStorage holds. */
+const stored = (): Envelope[] =>
+  Object.keys(localStorage)
+    .filter((key) => key.startsWith('df_outbox_'))
+    .flatMap((key) => JSON.parse(localStorage.getItem(key)!).q.map((entry: { event: Envelope }) => entry.event))
+
+beforeEach(() => {
+  resetPage()
+  vi.useFakeTimers()
+  vi.spyOn(console, 'error').mockImplementation(() => {})
+})
+afterEach(() => {
+  trackers.splice(0).forEach((tracker) => tracker.destroy())
+  vi.useRealTimers()
+  vi.restoreAllMocks()
+  vi.unstubAllGlobals()
+})
+
+describe('outbox', () => {
+  it('stores an event before the task that tracked it ends, and forgets it once answered 2xx', async () => {
+    network()
+    const tracker = make()
+    tracker.clickItem(click())
+    await Promise.resolve()
+    expect(stored().map((event) => event.properties)).toEqual([click()])
+    await tracker.flush()
+    await settle()
+    expect(stored()).toEqual([])
+    expect(tracker.stats()).toMatchObject({ queued: 0, sent: 1 })
+  })
+
+  it('sends what a page that is gone left behind, with its event_id and t_client', async () => {
+    const net = network({ answer: () => 'offline' })
+    vi.setSystemTime(1767261600000)
+    const first = make()
+    first.clickItem(click('1'))
+    first.clickItem(click('2'))
+    await first.flush()
+    await settle()
+    const left = stored()
+    expect(left).toHaveLength(2)
+    // The page dies without a word: no pagehide, no destroy. Its outbox ages past the
+    // lease of a page without Web Locks.
+    vi.setSystemTime(1767261600000 + 61000)
+    net.fetch.mockImplementation(() => Promise.resolve(new Response(null, { status: 204 })))
+    const next = make()
+    await settle()
+    await next.flush()
+    await settle()
+    const sent = net.fetch.mock.calls.flatMap(([, init]) => JSON.parse(init.body as string) as Envelope[])
+    const delivered = sent.slice(-2)
+    expect(delivered.map((event) => [event.event_id, event.t_client])).toEqual(left.map((event) => [event.event_id, event.t_client]))
+    expect(stored()).toEqual([])
+  })
+
+  it('leaves alone the outbox of a page that is alive', async () => {
+    network({ answer: () => 'offline' })
+    const first = make()
+    first.clickItem(click())
+    await first.flush()
+    await settle()
+    const second = make()
+    await settle()
+    expect(second.stats().queued).toBe(0)
+    expect(first.stats().queued).toBe(1)
+  })
+
+  it('hands its outbox to the next page at once on pagehide', async () => {
+    const net = network({ answer: () => 'offline', acceptBeacon: () => false })
+    const first = make()
+    first.clickItem(click())
+    dispatchEvent(new Event('pagehide'))
+    await settle()
+    net.fetch.mockImplementation((_, init) => {
+      net.delivered.push({ via: 'fetch', url: '', body: init.body as string })
+      return Promise.resolve(new Response(null, { status: 204 }))
+    })
+    const next = make()
+    await settle()
+    expect(next.stats()).toMatchObject({ queued: 0, sent: 1 })
+    expect(net.events().map((event) => event.properties)).toEqual([click()])
+    expect(stored()).toEqual([])
+  })
+
+  it('keeps working from memory when storage throws', async () => {
+    const net = network()
+    vi.spyOn(Storage.prototype, 'setItem').mockImplementation(() => {
+      throw new DOMException('quota', 'QuotaExceededError')
+    })
+    const tracker = make()
+    tracker.clickItem(click())
+    await Promise.resolve()
+    await tracker.flush()
+    expect(net.events().map((event) => event.properties)).toEqual([click()])
+  })
+
+  it('keeps working when even reading localStorage throws', async () => {
+    const net = network()
+    vi.spyOn(window, 'localStorage', 'get').mockImplementation(() => {
+      throw new DOMException('denied', 'SecurityError')
+    })
+    const tracker = make()
+    tracker.clickItem(click())
+    await tracker.flush()
+    expect(net.events()).toHaveLength(1)
+  })
+
+  it('drops the oldest beyond its bound, counts and reports them', async () => {
+    network({ answer: () => 'offline' })
+    const onError = vi.fn()
+    const tracker = make({ onError, maxBatchEvents: 10000, flushInterval: 1e9 })
+    for (let i = 0; i < MAX_EVENTS + 5; i++) tracker.clickItem(click(String(i)))
+    expect(tracker.stats()).toMatchObject({ queued: MAX_EVENTS, dropped: { overflow: 5 } })
+    expect(onError.mock.calls.at(-1)[0].message).toContain('dropped: over the outbox bound')
+    await Promise.resolve()
+    expect(stored()[0].properties.item_id).toBe('5')
+  })
+})
+
+describe('delivery', () => {
+  it('retries a 503 with growing delays until it is accepted, then stops', async () => {
+    let down = true
+    const net = network({ answer: () => (down ? { status: 503 } : { status: 204 }) })
+    vi.spyOn(Math, 'random').mockReturnValue(1)
+    const tracker = make()
+    tracker.clickItem(click())
+    await tracker.flush()
+    await settle()
+    const times = [Date.now()]
+    for (const wait of [1000, 2000, 4000]) {
+      vi.advanceTimersByTime(wait - 1)
+      await settle()
+      expect(net.fetch).toHaveBeenCalledTimes(times.length)
+      vi.advanceTimersByTime(1)
+      await settle()
+      times.push(Date.now())
+      expect(net.fetch).toHaveBeenCalledTimes(times.length)
+    }
+    down = false
+    vi.advanceTimersByTime(8000)
+    await settle()
+    expect(net.events()).toHaveLength(1)
+    expect(tracker.stats()).toMatchObject({ queued: 0, sent: 1, retried: 4 })
+    vi.advanceTimersByTime(60000)
+    await settle()
+    expect(net.fetch).toHaveBeenCalledTimes(5)
+  })
+
+  it('spreads retries with jitter', async () => {
+    const net = network({ answer: () => ({ status: 500 }) })
+    vi.spyOn(Math, 'random').mockReturnValue(0)
+    const tracker = make()
+    tracker.clickItem(click())
+    await tracker.flush()
+    await settle()
+    vi.advanceTimersByTime(500)
+    await settle()
+    expect(net.fetch).toHaveBeenCalledTimes(2)
+  })
+
+  it('waits as long as Retry-After says, in seconds or as a date', async () => {
+    const answers = [
+      { status: 429, headers: { 'retry-after': '7' } },
+      { status: 503, headers: { 'retry-after': new Date(Date.now() + 20000).toUTCString() } },
+      { status: 204 }
+    ]
+    const net = network({ answer: () => answers.shift()! })
+    const tracker = make()
+    tracker.clickItem(click())
+    await tracker.flush()
+    await settle()
+    vi.advanceTimersByTime(6999)
+    await settle()
+    expect(net.fetch).toHaveBeenCalledTimes(1)
+    vi.advanceTimersByTime(1)
+    await settle()
+    expect(net.fetch).toHaveBeenCalledTimes(2)
+    vi.advanceTimersByTime(12000)
+    await settle()
+    expect(net.fetch).toHaveBeenCalledTimes(2)
+    vi.advanceTimersByTime(9000)
+    await settle()
+    expect(net.events()).toHaveLength(1)
+  })
+
+  it('drops a batch the collector refuses with a 4xx, and reports it', async () => {
+    const net = network({ answer: () => ({ status: 400 }) })
+    const onError = vi.fn()
+    const tracker = make({ onError })
+    tracker.clickItem(click())
+    tracker.clickItem(click())
+    await tracker.flush()
+    await settle()
+    expect(tracker.stats()).toMatchObject({ queued: 0, sent: 0, dropped: { rejected: 2 } })
+    expect(onError.mock.calls[0][0].message).toBe('discovery-feedback: 2 events dropped: refused, the collector answered 400')
+    vi.advanceTimersByTime(60000)
+    expect(net.fetch).toHaveBeenCalledTimes(1)
+  })
+
+  it.each([408, 429, 500])('keeps the events on %i', async (status) => {
+    network({ answer: () => ({ status }) })
+    const tracker = make()
+    tracker.clickItem(click())
+    await tracker.flush()
+    await settle()
+    expect(tracker.stats()).toMatchObject({ queued: 1, retried: 1 })
+  })
+
+  it('tries again at once when the browser comes back online', async () => {
+    let offline = true
+    const net = network({ answer: () => (offline ? 'offline' : { status: 204 }) })
+    const tracker = make()
+    tracker.clickItem(click())
+    await tracker.flush()
+    await settle()
+    offline = false
+    dispatchEvent(new Event('online'))
+    await settle()
+    expect(net.events()).toHaveLength(1)
+  })
+
+  it('never has more than 64 KiB of its own requests in flight', async () => {
+    const answers: ((response: Response) => void)[] = []
+    const fetch = vi.fn(() => new Promise<Response>((resolve) => answers.push(resolve)))
+    network()
+    vi.stubGlobal('fetch', fetch)
+    const tracker = make({ maxBatchEvents: 5000 })
+    for (let i = 0; i < 1000; i++) tracker.clickItem(click(String(i)))
+    tracker.flush()
+    const inFlight = () => fetch.mock.calls.slice(answers.length - pending()).reduce((sum, call: any) => sum + new TextEncoder().encode(call[1].body).length, 0)
+    let answered = 0
+    const pending = () => answers.length - answered
+    while (pending()) {
+      expect(inFlight()).toBeLessThanOrEqual(65536)
+      answers[answered++](new Response(null, { status: 204 }))
+      await settle()
+    }
+    expect(tracker.stats()).toMatchObject({ queued: 0, sent: 1000 })
+    expect(fetch.mock.calls.length).toBeGreaterThan(4)
+  })
+
+  it('confirms by fetch, once visible again, what a beacon took while hidden', async () => {
+    const net = network()
+    const tracker = make()
+    tracker.clickItem(click())
+    setVisibility('hidden')
+    expect(net.sendBeacon).toHaveBeenCalledTimes(1)
+    expect(tracker.stats().queued).toBe(1)
+    setVisibility('visible')
+    await settle()
+    expect(net.fetch).toHaveBeenCalledTimes(1)
+    expect(tracker.stats().queued).toBe(0)
+    expect(new Set(net.events().map((event) => event.event_id)).size).toBe(1)
+  })
+})
+
+describe('fuzz', () => {
+  it('survives 10,000 random calls: no exception escapes, each valid event queued once, each invalid reported', async () => {
+    network({ answer: () => 'offline' })
+    let seed = 42
+    const random = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648)
+    const pick = <T>(items: T[]): T => items[Math.floor(random() * items.length)]
+    const values = (): unknown =>
+      pick([undefined, null, '', 'x', '42', 'a'.repeat(300), 0, -1, 1, 2.5, NaN, Infinity, true, [], {}, [1], { a: 1 }, Symbol('s'), () => 1, 10 ** 21])
+    const line = () => (random() < 0.7 ? { item_id: '1', variant_item_id: '1', unit_price: 9.5, quantity: 1 } : { item_id: values(), variant_item_id: values(), unit_price: values(), quantity: values() })
+    const good: Record<string, () => Record<string, unknown>> = {
+      'click-suggestion': () => ({ rid: 'a-1', suggestion: 's' }),
+      'click-item': () => ({ item_id: '1', variant_item_id: '1' }),
+      redirect: () => ({ rid: 'a-1', suggestion: 's' }),
+      purchase: () => ({ order_id: 'o', currency: 'EUR', revenue: 1, line_items: [line()] }),
+      'update-cart': () => ({ line_items: [line(), line()] }),
+      'add-to-cart': () => ({ item_id: '1', variant_item_id: '1', quantity: 1, rid: 'r' }),
+      'view-page': () => ({})
+    }
+    const names = [...Object.keys(good), 'nope', '', 'CLICK-ITEM', 'constructor', '__proto__']
+    const onError = vi.fn()
+    const tracker = make({ onError, maxBatchEvents: 1e9, flushInterval: 1e9 })
+    let accepted = 0
+    let expectedErrors = 0
+    for (let i = 0; i < 10000; i++) {
+      const name = pick(names)
+      let properties: unknown = Object.hasOwn(good, name) ? good[name]() : {}
+      if (random() < 0.5) properties = random() < 0.3 ? values() : { ...(properties as object), [pick(Object.keys(properties as object).concat('extra'))]: values() }
+      const before = tracker.stats()
+      const errorsBefore = onError.mock.calls.length
+      expect(() => tracker.track(name as never, properties as never)).not.toThrow()
+      const after = tracker.stats()
+      const added = after.queued - before.queued + after.dropped.overflow - before.dropped.overflow
+      const invalid = after.dropped.invalid - before.dropped.invalid
+      // Exactly one outcome: queued (two events for add-to-cart), or refused and reported once.
+      expect([added, invalid]).toEqual(invalid ? [0, 1] : [name == 'add-to-cart' ? 2 : 1, 0])
+      expect(onError.mock.calls.length - errorsBefore).toBe(invalid + after.dropped.overflow - before.dropped.overflow)
+      if (invalid) expectedErrors++
+      else accepted += added
+    }
+    expect(accepted).toBeGreaterThan(1000)
+    expect(expectedErrors).toBeGreaterThan(1000)
+    expect(tracker.stats()).toMatchObject({ queued: Math.min(accepted, MAX_EVENTS), dropped: { invalid: expectedErrors, overflow: Math.max(0, accepted - MAX_EVENTS) } })
+    const net = network()
+    await tracker.flush()
+    await settle()
+    const sent = net.events()
+    expect(sent).toHaveLength(Math.min(accepted, MAX_EVENTS))
+    expect(new Set(sent.map((event) => event.event_id)).size).toBe(sent.length)
+  })
+})
