@@ -58,7 +58,9 @@ function readBody(request, limit) {
   })
 }
 
-const CORS = { 'access-control-allow-origin': '*' }
+// Retry-After is not a CORS-safelisted response header: without the expose line, a shop's
+// script could not read it.
+const CORS = { 'access-control-allow-origin': '*', 'access-control-expose-headers': 'Retry-After' }
 
 function answer(response, status, body, headers = {}) {
   response.writeHead(status, { ...CORS, 'content-type': 'application/json', ...headers })
@@ -107,6 +109,10 @@ export function createCollector({ file, maxBodyBytes = 256 * 1024 }) {
     const messages = []
     let duplicates = 0
     const receivedAt = Date.now()
+    // The library adds its send time as ?t_sent=; the gap to our clock is how far the
+    // device clock is off, so the event happened at t_client plus that gap.
+    const sentAt = Number(new URL(request.url, 'http://collector').searchParams.get('t_sent'))
+    const skew = sentAt > 0 ? receivedAt - sentAt : 0
     envelopes.forEach((envelope, index) => {
       const error = checkEnvelope(envelope)
       if (error) {
@@ -118,7 +124,7 @@ export function createCollector({ file, maxBodyBytes = 256 * 1024 }) {
       } else {
         // SPEC "User object": ip and ua default to those of the incoming request.
         const user = { ...envelope.user, ip: envelope.user.ip || request.socket.remoteAddress, ua: envelope.user.ua || request.headers['user-agent'] }
-        const stored = { ...envelope, user, received_at: receivedAt }
+        const stored = { ...envelope, user, received_at: receivedAt, t_corrected: envelope.t_client + skew }
         if (envelope.event_id) seen.add(envelope.event_id)
         lines.push(JSON.stringify(stored) + '\n')
         messages.push({ type: 'accepted', envelope: stored })

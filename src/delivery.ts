@@ -3,7 +3,7 @@ import type { DropReason, Entry, Outbox } from './outbox'
 import { beacon, post } from './transport'
 
 // The browser lets a page have 64 KiB of keepalive requests in flight (Fetch standard,
-// "keepalive"); we never take more of it than that ourselves.
+// "keepalive"), shared with every other script; we never take more than that ourselves.
 const BUDGET = 65536
 const MAX_BACKOFF = 60000
 
@@ -41,14 +41,21 @@ export function createDelivery(
     failures++
     retryAt = Date.now() + delay
     clearTimeout(retryTimer)
-    retryTimer = setTimeout(() => send(false), delay)
+    // Timers may fire a millisecond before Date.now() reaches retryAt: the timer itself ends the wait.
+    retryTimer = setTimeout(() => {
+      retryAt = 0
+      send(false)
+    }, delay)
   }
 
   const deliver = (body: string, entries: Entry[], bytes: number) => {
-    inFlight += bytes
+    // keepalive lets a request finish after the page is gone, within the shared budget; a
+    // burst beyond it goes by ordinary fetch, which a visible page has time to see through.
+    const keepalive = inFlight + bytes <= BUDGET
+    if (keepalive) inFlight += bytes
     entries.forEach((entry) => (entry.sending = true))
-    return post(target(), body).then(({ status, retryAfter }) => {
-      inFlight -= bytes
+    return post(target(), body, keepalive).then(({ status, retryAfter }) => {
+      if (keepalive) inFlight -= bytes
       entries.forEach((entry) => (entry.sending = false))
       if (status > 199 && status < 300) {
         failures = 0
@@ -80,10 +87,8 @@ export function createDelivery(
         entries.forEach((entry) => (entry.beaconed = true))
         counts.sent += entries.length
         outbox.changed()
-      } else if (inFlight + bytes <= BUDGET) {
+      } else if (!leaving || inFlight + bytes <= BUDGET) {
         requests.push(deliver(body, entries, bytes))
-      } else if (!leaving) {
-        break // the next answer makes room
       }
     }
     return Promise.all(requests).then(() => {})

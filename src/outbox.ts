@@ -113,7 +113,8 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
         for (const other of Object.keys(storage)) {
           if (!other.startsWith(PREFIX) || other == key) continue
           const outbox = read(storage, other)
-          if (outbox && alive(other, outbox.t)) continue
+          // t is 0 once its page said goodbye in pagehide, even if the lock is not yet let go.
+          if (outbox && outbox.t && alive(other, outbox.t)) continue
           storage.removeItem(other)
           for (const { event } of (outbox && outbox.q) || []) {
             if (event && !known.has(event.event_id)) {

@@ -82,10 +82,24 @@ export function createTracker(options: TrackerOptions): Tracker {
   const delivery = outbox && createDelivery(endpoint, outbox, maxBytes, drop, counts)
   const identity = browser ? createIdentity(settings) : undefined
 
+  let adoptedAt = 0
+  // Orphans of other pages (a tab that closed while its collector was unreachable) are looked
+  // for at start, and again at most every 10 s once this page has nothing left to send.
+  const adopt = () => {
+    adoptedAt = Date.now()
+    outbox!.adopt().then((adopted) => {
+      if (adopted) flush()
+    })
+  }
+
   const flush = (): Promise<void> => {
     clearTimeout(timer)
     timerDue = Infinity
-    return delivery ? delivery.send(false) : Promise.resolve()
+    return delivery
+      ? delivery.send(false).then(() => {
+          if (!outbox!.entries.length && Date.now() - adoptedAt > 10000) adopt()
+        })
+      : Promise.resolve()
   }
 
   const schedule = (delay: number) => {
@@ -153,7 +167,10 @@ export function createTracker(options: TrackerOptions): Tracker {
     if (strict) throw broken
     report(broken)
   } else if (outbox && delivery) {
-    const online = () => delivery.retryNow()
+    const online = () => {
+      delivery.retryNow()
+      adopt()
+    }
     const visible = () => {
       if (document.visibilityState != 'visible') return
       // Back from hidden: what beacons took then is confirmed by fetch now.
@@ -178,9 +195,7 @@ export function createTracker(options: TrackerOptions): Tracker {
       delivery.stop
     )
     // What earlier pages left unsent goes first.
-    outbox.adopt().then((adopted) => {
-      if (adopted) flush()
-    })
+    adopt()
     if (settings.autoViewPage !== false) {
       cleanups.push(
         onNavigate(viewSoon),

@@ -20,7 +20,7 @@ export function beacon(url: string, body: string): boolean {
  * is still a simple request without preflight. keepalive lets it finish after the page
  * leaves; it shares sendBeacon's 64 KiB budget.
  */
-export function post(url: string, body: string): Promise<{ status: number; retryAfter: string | null }> {
+export function post(url: string, body: string, keepalive: boolean): Promise<{ status: number; retryAfter: string | null }> {
   try {
     return fetch(url, {
       method: 'POST',
@@ -28,7 +28,7 @@ export function post(url: string, body: string): Promise<{ status: number; retry
       headers: { 'content-type': TEXT },
       mode: 'cors',
       credentials: 'omit',
-      keepalive: true
+      keepalive
     }).then(
       (response) => ({ status: response.status, retryAfter: response.headers.get('retry-after') }),
       () => ({ status: 0, retryAfter: null })

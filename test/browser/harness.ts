@@ -54,8 +54,13 @@ export async function startCollector() {
   return {
     url: `http://127.0.0.1:${port}/v3/feedback`,
     requests,
-    /** Every event delivered so far, in arrival order. */
-    events: () => requests.flatMap((request) => request.events),
+    /** Every event delivered so far, in arrival order, each event_id once (as a collector stores them). */
+    events: () => {
+      const seen = new Set<string>()
+      return requests.flatMap((request) => request.events).filter((event) => !seen.has(event.event_id) && seen.add(event.event_id))
+    },
+    /** Every event as received, resends included. */
+    received: () => requests.flatMap((request) => request.events),
     answerWith: (decide: (request: IncomingMessage) => number) => (answer = decide),
     clear: () => requests.splice(0),
     close: () => stop(server)
@@ -140,3 +145,55 @@ export async function waitFor(check: () => boolean, what: string, timeout = 1000
 export const leave = (page: Page) => page.goto('about:blank')
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/**
+ * The demo's reference collector (demo/collector.mjs) behind a switch, for fault tests:
+ * 'up' serves it, 'down' drops every connection, a number answers that status.
+ */
+export async function startDemoCollector() {
+  const { mkdtempSync, readFileSync: read, existsSync } = await import('node:fs')
+  const { tmpdir } = await import('node:os')
+  const { join } = await import('node:path')
+  // @ts-expect-error plain ES module without types
+  const { createCollector } = await import('../../demo/collector.mjs')
+  const file = join(mkdtempSync(join(tmpdir(), 'df-collector-')), 'events.ndjson')
+  const collector = createCollector({ file })
+  let mode: 'up' | 'down' | number = 'up'
+  let posts = 0
+  const server = createServer((request, response) => {
+    if (request.method == 'POST') posts++
+    if (mode == 'down') return request.socket.destroy()
+    if (typeof mode == 'number' && request.method == 'POST') {
+      response.writeHead(mode, { 'access-control-allow-origin': '*' }).end()
+      return
+    }
+    collector.handle(request, response)
+  })
+  const port = await listen(server)
+  const stored = (): (Envelope & { t_corrected: number })[] =>
+    existsSync(file)
+      ? read(file, 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((line) => JSON.parse(line))
+      : []
+  return {
+    url: `http://127.0.0.1:${port}/v3/feedback`,
+    set: (next: typeof mode) => (mode = next),
+    posts: () => posts,
+    stored,
+    /** item_id of every stored click-item, sorted: the set a scenario must match exactly. */
+    clicks: () =>
+      stored()
+        .filter((event) => event.event == 'click-item')
+        .map((event) => String(event.properties.item_id))
+        .sort(),
+    close: async () => {
+      await stop(server)
+      collector.close()
+    }
+  }
+}
+
+/** The ids `prefix-0` … `prefix-(count-1)`, sorted as `clicks()` sorts them. */
+export const ids = (prefix: string, count: number) => Array.from({ length: count }, (_, i) => prefix + '-' + i).sort()
