@@ -72,6 +72,17 @@ describe('collector', () => {
     expect(lines[0].received_at).toBeGreaterThan(0)
   })
 
+  it('corrects a device clock from the send time the library adds, keeping the raw t_client', async () => {
+    const { url, file } = await start()
+    const deviceNow = Date.now() - 3600000 // the shopper's clock is an hour slow
+    await post(url + '?t_sent=' + deviceNow, [envelope({ t_client: deviceNow - 5000 })])
+    const [line] = stored(file)
+    expect(line.t_client).toBe(deviceNow - 5000)
+    expect(Math.abs(line.t_corrected - (line.received_at - 5000))).toBeLessThan(1000)
+    const answer = await fetch(url, { method: 'POST', body: JSON.stringify([envelope()]) })
+    expect(answer.headers.get('access-control-expose-headers')).toBe('Retry-After')
+  })
+
   it('accepts the body whatever its content type, and a single envelope', async () => {
     const { url, file } = await start()
     for (const type of ['text/plain;charset=UTF-8', 'application/json', 'application/x-www-form-urlencoded']) {

@@ -47,6 +47,21 @@ describe('identity', () => {
     expect(createIdentity(options)({}).sid).toBe(later.sid)
   })
 
+  it('keeps one sid across tabs while any of them is active, and rolls it only after all were idle', () => {
+    vi.useFakeTimers({ now: new Date('2026-01-01T10:00:00Z') })
+    const tabA = createIdentity(options)
+    const tabB = createIdentity(options)
+    const start = tabA({}).sid
+    // The tabs take turns, each idle for 40 minutes, but the shopper never is.
+    for (let i = 0; i < 6; i++) {
+      vi.advanceTimersByTime(20 * 60000)
+      expect((i % 2 ? tabA : tabB)({}).sid).toBe(start)
+    }
+    vi.advanceTimersByTime(31 * 60000)
+    expect(tabA({}).sid).not.toBe(start)
+    expect(tabB({}).sid).toBe(tabA({}).sid)
+  })
+
   it('honours sessionMinutes', () => {
     vi.useFakeTimers({ now: new Date('2026-01-01T10:00:00Z') })
     const identity = createIdentity({ ...options, sessionMinutes: 5 })
