@@ -23,7 +23,8 @@ export function createDelivery(
   outbox: Outbox,
   maxBytes: number,
   dropped: (entries: Entry[], reason: Reason, detail?: string) => void,
-  counts: { sent: number; retried: number }
+  counts: { sent: number; retried: number },
+  allowed: () => boolean
 ) {
   let inFlight = 0
   let failures = 0
@@ -74,7 +75,7 @@ export function createDelivery(
 
   /** Sends what waits. `leaving`: the page turned hidden and may be gone any moment. */
   function send(leaving: boolean): Promise<void> {
-    if (!leaving && Date.now() < retryAt) return Promise.resolve()
+    if (!allowed() || (!leaving && Date.now() < retryAt)) return Promise.resolve()
     const waiting = outbox.entries.filter((entry) => !entry.sending && !entry.beaconed)
     const requests: Promise<void>[] = []
     for (const [body, entries, bytes] of pack(waiting, maxBytes, (entry) => {

@@ -19,42 +19,82 @@ export const isUserId = (value: unknown): value is string =>
   typeof value == 'string' && value.length > 0 && value.length <= 32
 
 /**
+ * The widest domain the browser lets us set a cookie on: the site's registrable domain, so
+ * that www.shop.example and checkout.shop.example share one shopper. Browsers refuse public
+ * suffixes (co.uk, github.io), so trying from the shortest candidate up finds it without a
+ * suffix list.
+ */
+export function siteDomain(): string | undefined {
+  const labels = location.hostname.split('.')
+  for (let i = labels.length - 2; i >= 0; i--) {
+    const domain = labels.slice(i).join('.')
+    Cookies.set('df_probe', '1', { domain, path: '/', sameSite: 'Lax' })
+    if (Cookies.get('df_probe')) {
+      Cookies.remove('df_probe', { domain, path: '/' })
+      return domain
+    }
+  }
+}
+
+export interface Identity {
+  /** The shopper for an event. `store`: may cookies be read and written (consent, storage mode). */
+  user(overrides: Partial<User>, store: boolean): User
+  /** Deletes the ids, cookies included; the next event starts a new uid and sid. */
+  forget(): void
+}
+
+/**
  * Keeps uid and sid in first-party cookies and returns the shopper for each event.
  * Every call counts as activity: the sid cookie's expiry rolls forward by the session
  * length, so after that long without events the browser drops it and a new sid starts,
  * shared by every tab through the cookie.
  */
-export function createIdentity(options: TrackerOptions): (overrides: Partial<User>) => User {
+export function createIdentity(options: TrackerOptions): Identity {
+  const cookies = options.storage != 'memory'
   const attributes: Cookies.CookieAttributes = {
     path: '/',
-    domain: options.cookieDomain,
     sameSite: options.cookieSameSite || 'Lax',
     secure: options.cookieSecure ?? location.protocol == 'https:'
   }
+  let domain = options.cookieDomain
   const sessionLength = (options.sessionMinutes || 30) * MINUTE
-  // Where cookies are blocked, memory keeps the ids steady for this page, with the same expiry.
+  // Where cookies are blocked or not allowed, memory keeps the ids steady for this page,
+  // with the same expiry.
   const memory: Record<string, [id: string, expires: number]> = {}
 
-  const keep = (name: string, lifetime: number): string => {
+  const keep = (name: string, lifetime: number, store: boolean): string => {
     const now = Date.now()
     const held = memory[name]
-    let id = Cookies.get(name)
+    let id = store ? Cookies.get(name) : undefined
     if (!id || !OUR_ID.test(id)) id = held && held[1] > now ? held[0] : nanoid()
     memory[name] = [id, now + lifetime]
-    Cookies.set(name, id, { ...attributes, expires: new Date(now + lifetime) })
+    if (store) {
+      // Found on first use, not at creation: probing writes cookies, which needs consent too.
+      if (domain == 'auto') domain = siteDomain()
+      Cookies.set(name, id, { ...attributes, domain, expires: new Date(now + lifetime) })
+    }
     return id
   }
 
   const navigatorLanguages = navigator.languages && navigator.languages.length ? navigator.languages : [navigator.language]
 
-  return (overrides) => ({
-    uid: overrides.uid || keep(UID_COOKIE, UID_LIFETIME),
-    sid: overrides.sid || keep(SID_COOKIE, sessionLength),
-    ...(overrides.email ? { email: overrides.email } : {}),
-    ...(overrides.ip ? { ip: overrides.ip } : {}),
-    ua: overrides.ua || navigator.userAgent,
-    lang: overrides.lang || navigatorLanguages.filter(Boolean)
-  })
+  return {
+    user: (overrides, store) => ({
+      uid: overrides.uid || keep(UID_COOKIE, UID_LIFETIME, store && cookies),
+      sid: overrides.sid || keep(SID_COOKIE, sessionLength, store && cookies),
+      ...(overrides.email ? { email: overrides.email } : {}),
+      ...(overrides.ip ? { ip: overrides.ip } : {}),
+      ua: overrides.ua || navigator.userAgent,
+      lang: overrides.lang || navigatorLanguages.filter(Boolean)
+    }),
+    forget() {
+      if (domain == 'auto') domain = siteDomain()
+      for (const name of [UID_COOKIE, SID_COOKIE]) {
+        delete memory[name]
+        Cookies.remove(name, { path: '/', domain: domain == 'auto' ? undefined : domain })
+      }
+    }
+  }
 }
 
 const isString = (value: unknown): value is string => typeof value == 'string'

@@ -44,11 +44,11 @@ const read = (storage: Storage, key: string): { t: number; q: Entry[] } | undefi
  * same name while it lives. A page that finds an outbox whose lock nobody holds (its page
  * closed, crashed or navigated away) adopts it: those events are sent here, once.
  */
-export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => void) {
+export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => void, persistAtStart: boolean) {
   const key = PREFIX + nanoid(10)
   const locks = navigator.locks
   let entries: Entry[] = []
-  let persist = true
+  let persist = persistAtStart
   let saving = false
   // Whether the last write reached storage; when it did not, memory is the only copy.
   let durable = false
@@ -167,12 +167,22 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
       hold()
     },
 
-    /** Memory only from now on (consent withdrawn or not yet given); `forget` also deletes what is stored. */
-    setPersist(on: boolean, forget?: boolean) {
+    /** Whether events may be written to storage (consent, storage mode); off leaves them in memory. */
+    setPersist(on: boolean) {
       persist = on
-      const storage = store()
-      if (!on && forget && storage) storage.removeItem(key)
       if (on) save()
+    },
+
+    /** Consent withdrawn: drops every queued event and deletes every outbox of this site. */
+    forget() {
+      persist = false
+      entries = []
+      const storage = store()
+      try {
+        if (storage) for (const other of Object.keys(storage)) if (other.startsWith(PREFIX)) storage.removeItem(other)
+      } catch {
+        // Nothing stored that could be deleted.
+      }
     }
   }
 }

@@ -34,7 +34,15 @@ function optionsFromDataset(script: HTMLOrSVGScriptElement | null): TrackerOptio
   let waiting: Call[] = []
 
   const run = (tracker: Tracker, [command, ...args]: Call) =>
-    command == 'flush' ? tracker.flush() : command == 'user' ? tracker.identify(args[0]) : tracker.track(command as any, args[0])
+    command == 'flush'
+      ? tracker.flush()
+      : command == 'user'
+        ? tracker.identify(args[0])
+        : command == 'consent'
+          ? tracker.consent(args[0])
+          : command == 'reset'
+            ? tracker.reset()
+            : tracker.track(command as any, args[0])
 
   const start = (options: TrackerOptions) => {
     tracker = discoveryFeedback.tracker = createTracker(options)

@@ -6,7 +6,7 @@ import { onHidden, onRestore } from './lifecycle'
 import { onNavigate } from './navigation'
 import { createOutbox, MAX_CHARS, MAX_EVENTS, type Entry } from './outbox'
 import { validate } from './rules'
-import type { EventName, FeedbackError, Stats, Tracker, TrackerOptions, User } from './types'
+import type { Consent, EventName, FeedbackError, Stats, Tracker, TrackerOptions, User } from './types'
 
 // 60 KiB leaves room under the browser's 64 KiB keepalive budget for request overhead.
 const MAX_BODY = 61440
@@ -32,6 +32,15 @@ export function createTracker(options: TrackerOptions): Tracker {
   const maxBytes = Math.min(settings.maxBatchBytes || 16384, MAX_BODY)
   const interval = settings.flushInterval ?? 1000
   const browser = typeof window == 'object'
+  const memoryOnly = settings.storage == 'memory'
+  // Global Privacy Control is a legally binding opt-out in several US states; Do-Not-Track
+  // is deprecated and only honoured when the site asks for it.
+  const optedOut =
+    browser &&
+    (((navigator as any).globalPrivacyControl && !settings.ignoreGlobalPrivacyControl) ||
+      (settings.respectDoNotTrack && navigator.doNotTrack == '1'))
+  let consent: Consent = optedOut ? 'denied' : settings.consent || 'granted'
+  const granted = () => consent == 'granted'
 
   let timer: ReturnType<typeof setTimeout> | undefined
   let timerDue = Infinity
@@ -78,14 +87,15 @@ export function createTracker(options: TrackerOptions): Tracker {
       }
     }
 
-  const outbox = browser ? createOutbox(drop) : undefined
-  const delivery = outbox && createDelivery(endpoint, outbox, maxBytes, drop, counts)
+  const outbox = browser ? createOutbox(drop, granted() && !memoryOnly) : undefined
+  const delivery = outbox && createDelivery(endpoint, outbox, maxBytes, drop, counts, granted)
   const identity = browser ? createIdentity(settings) : undefined
 
   let adoptedAt = 0
   // Orphans of other pages (a tab that closed while its collector was unreachable) are looked
   // for at start, and again at most every 10 s once this page has nothing left to send.
   const adopt = () => {
+    if (!granted() || memoryOnly) return
     adoptedAt = Date.now()
     outbox!.adopt().then((adopted) => {
       if (adopted) flush()
@@ -111,8 +121,10 @@ export function createTracker(options: TrackerOptions): Tracker {
     }
   }
 
+  // Until consent, events wait without a user: reading or writing the identity cookies needs
+  // consent too. They get the shopper's identity the moment it is granted.
   const push = (event: EventName, properties: Record<string, unknown>) => {
-    outbox!.add(envelope(event, properties, key, identity!(overrides)))
+    outbox!.add(envelope(event, properties, key, granted() ? identity!.user(overrides, true) : (undefined as never)))
     if (debug) console.log('discovery-feedback:', event, properties)
     schedule(outbox!.entries.length < maxEvents ? interval : 0)
   }
@@ -132,6 +144,7 @@ export function createTracker(options: TrackerOptions): Tracker {
       }
     }
     const properties = validate(event, input)
+    if (consent == 'denied') return
     if (event == 'view-page') lastUrl = properties.url as string
     // SPEC "Event kinds": a click-item is sent along with add-to-cart, whichever way it is tracked.
     if (event == 'add-to-cart') push('click-item', { rid: properties.rid, item_id: properties.item_id, variant_item_id: properties.variant_item_id })
@@ -211,6 +224,24 @@ export function createTracker(options: TrackerOptions): Tracker {
     }
   }
 
+  const setConsent = (state: Consent) => {
+    if (state != 'granted' && state != 'pending' && state != 'denied') {
+      throw feedbackError('consent', 'state', "must be 'granted', 'pending' or 'denied'")
+    }
+    if (!outbox || optedOut) return
+    consent = state
+    if (state == 'denied') {
+      // Withdrawn: nothing of ours stays behind, and nothing more is stored or sent.
+      outbox.forget()
+      identity!.forget()
+    } else if (state == 'granted') {
+      outbox.entries.forEach((entry) => (entry.event.user ||= identity!.user(overrides, true)))
+      outbox.setPersist(!memoryOnly)
+      adopt()
+      flush()
+    } else outbox.setPersist(false)
+  }
+
   const helper =
     <E extends EventName>(event: E) =>
     (properties: unknown) =>
@@ -228,8 +259,16 @@ export function createTracker(options: TrackerOptions): Tracker {
     identify: guard((user: Partial<User>) => {
       overrides = { ...overrides, ...checkUser('identify', user) }
     }),
+    consent: guard(setConsent),
+    reset: guard(() => {
+      // Logout on a shared computer: what the last shopper did leaves under their ids first.
+      flush()
+      const { uid, sid, email, ...rest } = overrides
+      overrides = rest
+      identity && identity.forget()
+    }),
     get user() {
-      return identity ? identity(overrides) : ({ uid: '', sid: '' } as User)
+      return identity ? identity.user(overrides, granted()) : ({ uid: '', sid: '' } as User)
     },
     stats: () => ({ queued: outbox ? outbox.entries.length : 0, ...counts, dropped: { ...dropped } }),
     flush,

@@ -117,6 +117,9 @@ export interface FeedbackError extends Error {
   field?: string
 }
 
+/** The shopper's choice about analytics storage and sending. */
+export type Consent = 'granted' | 'pending' | 'denied'
+
 export interface TrackerOptions {
   /** Merchant API key, sent as `key` in every event. Required. */
   key: string
@@ -129,7 +132,11 @@ export interface TrackerOptions {
   sessionMinutes?: number
   /** Send view-page on load, on every SPA navigation and on back/forward-cache restores. Default true. */
   autoViewPage?: boolean
-  /** Cookie domain, e.g. `'.shop.example'` to share identity across subdomains. Default: the page's host. */
+  /**
+   * Cookie domain: `'auto'` finds the site's registrable domain (never a public suffix such as
+   * `co.uk`), so `www.` and `shop.` share one shopper; or name it, e.g. `'shop.example'`.
+   * Default: the page's host only.
+   */
   cookieDomain?: string
   /** Mark identity cookies `Secure`. Default: true on https pages. */
   cookieSecure?: boolean
@@ -146,6 +153,20 @@ export interface TrackerOptions {
   maxBatchBytes?: number
   /** Milliseconds an event may wait for others to join its batch. Default 1000. */
   flushInterval?: number
+  /**
+   * `'pending'`: nothing stored or sent until `consent('granted')`; events wait in memory.
+   * `'denied'`: nothing stored or sent at all. Default `'granted'`.
+   */
+  consent?: Consent
+  /**
+   * Send even when the browser signals Global Privacy Control. Only for sites whose legal
+   * basis allows it: honouring GPC is the site's legal responsibility.
+   */
+  ignoreGlobalPrivacyControl?: boolean
+  /** Treat Do-Not-Track (deprecated) as an opt-out, like Global Privacy Control. */
+  respectDoNotTrack?: boolean
+  /** `'memory'`: no cookies and no localStorage; uid and sid last as long as the page. Default `'cookie'`. */
+  storage?: 'cookie' | 'memory'
   /** Log every event and request to the console. */
   debug?: boolean
   /** Hears every event that was refused or could not be sent. */
@@ -165,8 +186,12 @@ export interface Tracker {
   viewPage(properties?: EventProperties['view-page']): void
   /** Generic form of the helpers above, with the same rules. */
   track<E extends EventName>(event: E, properties: EventProperties[E]): void
-  /** Merges identity fields into the user, e.g. the email after login. */
+  /** Merges identity fields into the user, e.g. the email or the customer id after login. */
   identify(user: Partial<User>): void
+  /** Sets the shopper's consent; `'denied'` also deletes our cookies and stored events. */
+  consent(state: Consent): void
+  /** Logout: sends what is queued, then starts a new uid and sid and forgets email and platform ids. */
+  reset(): void
   /** The current shopper; the same identity the discovery routes need. */
   readonly user: User
   /** What happened to the events so far: for debugging, tests and monitoring. */
@@ -205,6 +230,8 @@ export type Commands = { [E in EventName]: [properties: EventProperties[E]] } & 
   init: [options: TrackerOptions]
   flush: []
   user: [user: Partial<User>]
+  consent: [state: Consent]
+  reset: []
 }
 
 /** `window.discoveryFeedback` once the script tag has loaded. */

@@ -16,7 +16,7 @@ describe('identity', () => {
   })
 
   it('creates a uid and a sid of at most 32 URL-safe characters and keeps them in cookies', () => {
-    const user = createIdentity(options)({})
+    const user = createIdentity(options).user({}, true)
     expect(user.uid).toMatch(/^[\w-]{1,32}$/)
     expect(user.sid).toMatch(/^[\w-]{1,32}$/)
     expect(user.uid).not.toBe(user.sid)
@@ -25,8 +25,8 @@ describe('identity', () => {
   })
 
   it('reuses the identity another page (or tab) left in the cookies', () => {
-    const first = createIdentity(options)({})
-    const second = createIdentity(options)({})
+    const first = createIdentity(options).user({}, true)
+    const second = createIdentity(options).user({}, true)
     expect(second.uid).toBe(first.uid)
     expect(second.sid).toBe(first.sid)
   })
@@ -34,40 +34,40 @@ describe('identity', () => {
   it('keeps the sid while events come, and starts a new one, same uid, after 30 idle minutes', () => {
     vi.useFakeTimers({ now: new Date('2026-01-01T10:00:00Z') })
     const identity = createIdentity(options)
-    const start = identity({})
+    const start = identity.user({}, true)
     vi.advanceTimersByTime(29 * 60000)
-    expect(identity({}).sid).toBe(start.sid) // rolls the expiry forward to 10:59
+    expect(identity.user({}, true).sid).toBe(start.sid) // rolls the expiry forward to 10:59
     vi.advanceTimersByTime(29 * 60000)
-    expect(identity({}).sid).toBe(start.sid)
+    expect(identity.user({}, true).sid).toBe(start.sid)
     vi.advanceTimersByTime(31 * 60000)
-    const later = identity({})
+    const later = identity.user({}, true)
     expect(later.sid).not.toBe(start.sid)
     expect(later.uid).toBe(start.uid)
     // A fresh page after the idle time sees the new sid, not a third one.
-    expect(createIdentity(options)({}).sid).toBe(later.sid)
+    expect(createIdentity(options).user({}, true).sid).toBe(later.sid)
   })
 
   it('keeps one sid across tabs while any of them is active, and rolls it only after all were idle', () => {
     vi.useFakeTimers({ now: new Date('2026-01-01T10:00:00Z') })
     const tabA = createIdentity(options)
     const tabB = createIdentity(options)
-    const start = tabA({}).sid
+    const start = tabA.user({}, true).sid
     // The tabs take turns, each idle for 40 minutes, but the shopper never is.
     for (let i = 0; i < 6; i++) {
       vi.advanceTimersByTime(20 * 60000)
-      expect((i % 2 ? tabA : tabB)({}).sid).toBe(start)
+      expect((i % 2 ? tabA : tabB).user({}, true).sid).toBe(start)
     }
     vi.advanceTimersByTime(31 * 60000)
-    expect(tabA({}).sid).not.toBe(start)
-    expect(tabB({}).sid).toBe(tabA({}).sid)
+    expect(tabA.user({}, true).sid).not.toBe(start)
+    expect(tabB.user({}, true).sid).toBe(tabA.user({}, true).sid)
   })
 
   it('honours sessionMinutes', () => {
     vi.useFakeTimers({ now: new Date('2026-01-01T10:00:00Z') })
     const identity = createIdentity({ ...options, sessionMinutes: 5 })
-    const start = identity({})
+    const start = identity.user({}, true)
     vi.advanceTimersByTime(6 * 60000)
-    expect(identity({}).sid).not.toBe(start.sid)
+    expect(identity.user({}, true).sid).not.toBe(start.sid)
   })
 
   it.each([
@@ -78,7 +78,7 @@ describe('identity', () => {
   ])('replaces a %s cookie value instead of sending it', (_, value) => {
     document.cookie = 'df_uid=' + value + '; path=/'
     document.cookie = 'df_sid=' + value + '; path=/'
-    const user = createIdentity(options)({})
+    const user = createIdentity(options).user({}, true)
     expect(user.uid).toMatch(/^[\w-]{1,32}$/)
     expect(user.sid).toMatch(/^[\w-]{1,32}$/)
     expect(Cookies.get('df_uid')).toBe(user.uid)
@@ -87,26 +87,26 @@ describe('identity', () => {
   it('keeps ids steady in memory where cookies are blocked', () => {
     vi.spyOn(Cookies, 'get').mockReturnValue(undefined as never)
     const identity = createIdentity(options)
-    const first = identity({})
-    expect(identity({})).toEqual(first)
+    const first = identity.user({}, true)
+    expect(identity.user({}, true)).toEqual(first)
   })
 
   it('writes SameSite=Lax, path=/, a 400-day uid and the session-long sid; Secure only on https', () => {
     vi.useFakeTimers({ now: new Date('2026-01-01T10:00:00Z') })
     const set = vi.spyOn(Cookies, 'set')
-    createIdentity({ ...options, cookieDomain: 'localhost' })({})
+    createIdentity({ ...options, cookieDomain: 'localhost' }).user({}, true)
     const [uidCall, sidCall] = set.mock.calls
     expect(uidCall[0]).toBe('df_uid')
     expect(uidCall[2]).toMatchObject({ path: '/', sameSite: 'Lax', secure: false, domain: 'localhost' })
     expect((uidCall[2]!.expires as Date).toISOString()).toBe('2027-02-05T10:00:00.000Z')
     expect((sidCall[2]!.expires as Date).toISOString()).toBe('2026-01-01T10:30:00.000Z')
     set.mockClear()
-    createIdentity({ ...options, cookieSecure: true, cookieSameSite: 'Strict' })({})
+    createIdentity({ ...options, cookieSecure: true, cookieSameSite: 'Strict' }).user({}, true)
     expect(set.mock.calls[0][2]).toMatchObject({ secure: true, sameSite: 'Strict' })
   })
 
   it('lets platform overrides win and fills ua and lang from the browser', () => {
-    const user = createIdentity(options)({ uid: 'customer-7', sid: 'platform-session', email: 'a@b.c', ip: '203.0.113.9' })
+    const user = createIdentity(options).user({ uid: 'customer-7', sid: 'platform-session', email: 'a@b.c', ip: '203.0.113.9' }, true)
     expect(user).toEqual({
       uid: 'customer-7',
       sid: 'platform-session',
@@ -116,6 +116,31 @@ describe('identity', () => {
       lang: [...navigator.languages]
     })
     expect(Cookies.get('df_uid')).toBeUndefined()
+  })
+})
+
+describe('identity without cookies', () => {
+  beforeEach(clearCookies)
+
+  it('keeps ids in memory only, for the page, with storage: memory or without consent', () => {
+    for (const [identity, store] of [
+      [createIdentity({ ...options, storage: 'memory' }), true],
+      [createIdentity(options), false]
+    ] as const) {
+      const first = identity.user({}, store)
+      expect(identity.user({}, store)).toEqual(first)
+      expect(document.cookie).toBe('')
+    }
+  })
+
+  it('forgets: cookies deleted, a new uid and sid next time', () => {
+    const identity = createIdentity(options)
+    const before = identity.user({}, true)
+    identity.forget()
+    expect(document.cookie).toBe('')
+    const after = identity.user({}, true)
+    expect(after.uid).not.toBe(before.uid)
+    expect(after.sid).not.toBe(before.sid)
   })
 })
 
