@@ -15,6 +15,15 @@ export default [
     ]
   },
   {
+    input: 'src/server.ts',
+    external: ['nanoid'],
+    plugins: [typescript({ declaration: true, declarationDir: 'dist', outDir: 'dist' })],
+    output: [
+      { file: 'dist/server.mjs', format: 'es' },
+      { file: 'dist/server.cjs', format: 'cjs' }
+    ]
+  },
+  {
     input: 'src/script.ts',
     plugins: [
       nodeResolve({ browser: true }),

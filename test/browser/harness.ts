@@ -87,13 +87,14 @@ export const IMPORT_MAP =
 
 /** Serves the builds and the pages a test registers, on an origin other than the collector's. */
 export async function startPages() {
-  const pages = new Map<string, string>()
+  const pages = new Map<string, [html: string, headers?: (request: IncomingMessage) => Record<string, string>]>()
   const server = createServer((request: IncomingMessage, response: ServerResponse) => {
     const path = new URL(request.url!, 'http://x').pathname
     if (STATIC[path]) {
       response.writeHead(200, { 'content-type': 'text/javascript' }).end(STATIC[path]())
     } else if (pages.has(path)) {
-      response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(pages.get(path))
+      const [html, headers] = pages.get(path)!
+      response.writeHead(200, { 'content-type': 'text/html; charset=utf-8', ...(headers && headers(request)) }).end(html)
     } else {
       response.writeHead(404).end()
     }
@@ -101,7 +102,9 @@ export async function startPages() {
   const port = await listen(server)
   return {
     origin: `http://localhost:${port}`,
-    page: (path: string, html: string) => pages.set(path, '<!doctype html><meta charset="utf-8">' + html),
+    /** Registers a page; `headers` may add response headers, e.g. a server-set cookie. */
+    page: (path: string, html: string, headers?: (request: IncomingMessage) => Record<string, string>) =>
+      pages.set(path, ['<!doctype html><meta charset="utf-8">' + html, headers]),
     close: () => stop(server)
   }
 }
