@@ -9,6 +9,8 @@ export function serveInspector(response) {
 
 export function streamEvents(collector, request, response) {
   response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' })
+  // Node holds the headers back until the first write; the page shows "live" only once they arrive.
+  response.write(': connected\n\n')
   const send = (message) => response.write('data: ' + JSON.stringify(message) + '\n\n')
   // A late inspector first sees what arrived before it connected.
   collector.recent().forEach(send)

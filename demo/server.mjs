@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url'
 import { createCollector } from './collector.mjs'
 import { serveInspector, streamEvents } from './inspector.mjs'
 import { handleStore } from './store.mjs'
+import { identityCookie } from '../dist/server.mjs'
 
 const DEFAULT_DATA = fileURLToPath(new URL('./data/events.ndjson', import.meta.url))
 
@@ -19,6 +20,11 @@ export function startDemo({ port = 8080, host = '127.0.0.1', collectorPath = '/v
     if (path == collectorPath) return collector.handle(request, response)
     if (path == '/inspector') return serveInspector(response)
     if (path == '/inspector/events') return streamEvents(collector, request, response)
+    // Against Safari's 7-day cap on script-written cookies, the pages renew the shopper's uid
+    // from the server (README "Safari's 7-day cookie cap").
+    if (request.method == 'GET' && (request.headers.accept || '').includes('text/html')) {
+      response.setHeader('set-cookie', identityCookie(request.headers.cookie, { secure: false }).setCookie)
+    }
     if (!handleStore(request, response, context)) {
       response.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('Not found')
     }

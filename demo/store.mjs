@@ -1,0 +1,278 @@
+// The demo store: the pages a shop would have, each using the library the way a shop would.
+// Listing and product pages use the script tag, the cart adds a recommendation shelf, the
+// confirmation page writes its purchase the way a checkout template does, and /spa imports
+// the ES module and navigates with pushState.
+import { randomUUID } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+
+const catalog = JSON.parse(readFileSync(new URL('./catalog.json', import.meta.url), 'utf8'))
+const byId = new Map(catalog.map((product) => [product.id, product]))
+const orders = new Map()
+
+// Built files are read per request, so a rebuild shows without a restart.
+const STATIC = {
+  '/discovery-feedback.min.js': '../dist/discovery-feedback.min.js',
+  '/esm/index.mjs': '../dist/index.mjs',
+  '/esm/nanoid.js': '../node_modules/nanoid/index.browser.js',
+  '/esm/url-alphabet/index.js': '../node_modules/nanoid/url-alphabet/index.js',
+  '/esm/js-cookie.mjs': '../node_modules/js-cookie/dist/js.cookie.mjs'
+}
+
+const escape = (text) =>
+  String(text).replace(/[&<>"']/g, (char) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[char])
+// Data placed inside <script>: JSON, with `<` escaped so no value can close the script element.
+const data = (value) => JSON.stringify(value).replace(/</g, '\\u003c')
+const money = (amount) => '€' + amount.toFixed(2)
+const cents = (amount) => Math.round(amount * 100) / 100
+
+const CSS = `
+*{box-sizing:border-box}body{margin:0;font:16px/1.5 system-ui,sans-serif;color:#1d2330;background:#f6f7f9}
+header{display:flex;gap:1rem;align-items:center;flex-wrap:wrap;padding:.8rem 1.2rem;background:#1d2330;color:#fff}
+header strong{margin-right:auto;font-size:1.1rem}header a{color:#fff;text-decoration:none;opacity:.85}header a:hover{opacity:1}
+main{max-width:1100px;margin:0 auto;padding:1.2rem}footer{text-align:center;color:#667;font-size:.85rem;padding:2rem 1rem}
+.grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(160px,1fr));gap:1rem}
+.tile{display:block;background:#fff;border-radius:12px;overflow:hidden;color:inherit;text-decoration:none;box-shadow:0 1px 3px #0001}
+.tile img{width:100%;aspect-ratio:1;display:block}.tile div{padding:.6rem .8rem}.tile b{display:block;font-weight:600}
+.price{color:#2a7d4f;font-weight:600}button,select{font:inherit;padding:.55rem 1rem;border-radius:8px;border:1px solid #c9ced8;background:#fff}
+button.primary{background:#2a7d4f;border-color:#2a7d4f;color:#fff;cursor:pointer}
+.product{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:2rem}.product img{width:100%;border-radius:12px}
+@media (max-width:640px){.product{grid-template-columns:1fr;gap:1rem}}
+table{width:100%;border-collapse:collapse;background:#fff;border-radius:12px;overflow:hidden}td,th{padding:.6rem;text-align:left;border-bottom:1px solid #eef}
+.note{background:#fff8e1;border-radius:8px;padding:.6rem .9rem;font-size:.9rem}`
+
+// The client-side cart, shared by every page: one copy of this code, inlined where needed.
+// Every change sends update-cart with the whole cart (SPEC "Event kinds").
+const CART_SCRIPT = `
+const cart = {
+  lines: () => JSON.parse(localStorage.getItem('demo-cart') || '[]'),
+  save(lines) {
+    localStorage.setItem('demo-cart', JSON.stringify(lines))
+    discoveryFeedback('update-cart', { line_items: lines })
+    cart.count()
+  },
+  add(line) {
+    const lines = cart.lines()
+    const same = lines.find((other) => other.variant_item_id == line.variant_item_id)
+    if (same) same.quantity += line.quantity
+    else lines.push(line)
+    cart.save(lines)
+  },
+  count() {
+    const count = cart.lines().reduce((sum, line) => sum + line.quantity, 0)
+    document.getElementById('cart-count').textContent = count ? '(' + count + ')' : ''
+  }
+}
+cart.count()`
+
+const STUB = `<script>window.discoveryFeedback=window.discoveryFeedback||function(){(discoveryFeedback.q=discoveryFeedback.q||[]).push(arguments)};</script>`
+
+/** A store page: the stub and its early calls, then the async script tag, as README shows. */
+function page(context, title, body, { early = '', scripts = '' } = {}) {
+  return `<!doctype html><html lang="en"><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>${escape(title)} · Demo store</title><style>${CSS}</style>
+${STUB}${early ? `<script>${early}</script>` : ''}
+<script async src="/discovery-feedback.min.js" data-key="${escape(context.key)}" data-endpoint="${escape(context.endpoint)}"></script>
+<header><strong>Demo store</strong><a href="/">Home</a><a href="/cart">Cart <span id="cart-count"></span></a><a href="/spa">SPA</a><a href="/inspector" target="_blank">Inspector</a></header>
+<main>${body}</main>
+<footer>Every click here is an event: watch them arrive, validated, in the <a href="/inspector" target="_blank">inspector</a>.</footer>
+<script>${CART_SCRIPT}${scripts}</script></html>`
+}
+
+const tile = (product, extra = '') => `<a class="tile" href="/product/${escape(product.id)}" data-item-id="${escape(product.id)}" data-variant-id="${escape(product.variants[0].id)}">
+<img src="${escape(product.image)}" alt=""><div><b>${escape(product.title)}</b><span class="price">${money(product.price)}</span>${extra}</div></a>`
+
+function home(context) {
+  // The shop's own listing, not a service response: click-item goes without a rid (SPEC).
+  const scripts = `
+document.querySelector('.grid').addEventListener('click', (event) => {
+  const link = event.target.closest('a.tile')
+  if (link) discoveryFeedback('click-item', { item_id: link.dataset.itemId, variant_item_id: link.dataset.variantId })
+})`
+  return page(context, 'Home', `<h1>New season</h1><div class="grid">${catalog.map((product) => tile(product)).join('')}</div>`, { scripts })
+}
+
+function product(context, item) {
+  const options = item.variants.map((variant) => `<option value="${escape(variant.id)}">${escape(variant.title)}</option>`).join('')
+  // The product page describes itself: queued before the script loads, this view-page
+  // replaces the automatic one.
+  const early = `discoveryFeedback('view-page', ${data({ item_id: item.id, variant_item_id: item.variants[0].id })})`
+  const scripts = `
+const item = ${data({ id: item.id, price: item.price })}
+document.getElementById('add').addEventListener('click', () => {
+  // The page's own button: the cart changes (update-cart); add-to-cart is only for the service's widgets.
+  cart.add({ item_id: item.id, variant_item_id: document.getElementById('variant').value, unit_price: item.price, quantity: 1 })
+  document.getElementById('added').hidden = false
+})`
+  const body = `<div class="product"><img src="${escape(item.image)}" alt="">
+<div><h1>${escape(item.title)}</h1><p class="price">${money(item.price)}</p>
+<p><label>Size <select id="variant">${options}</select></label></p>
+<p><button class="primary" id="add">Add to cart</button> <span id="added" hidden>Added. <a href="/cart">Go to cart</a></span></p></div></div>`
+  return page(context, item.title, body, { early, scripts })
+}
+
+function cartPage(context) {
+  // Stands in for a recommendation response of the discovery service: its rid goes into
+  // the add-to-cart events of this shelf (SPEC "Links to operations").
+  const rid = 'r-' + randomUUID()
+  const shelf = catalog.slice(4, 8)
+  const scripts = `
+const byId = ${data(Object.fromEntries(catalog.map((product) => [product.id, { title: product.title, price: product.price }])))}
+function render() {
+  const lines = cart.lines()
+  const rows = document.getElementById('lines')
+  rows.replaceChildren(...lines.map((line) => {
+    const row = document.createElement('tr')
+    const name = document.createElement('td')
+    name.textContent = byId[line.item_id].title + ' · ' + line.variant_item_id
+    const quantity = document.createElement('td')
+    for (const [label, change] of [['−', -1], ['+', 1]]) {
+      const button = document.createElement('button')
+      button.textContent = label
+      button.className = change < 0 ? 'less' : 'more'
+      button.onclick = () => {
+        const next = cart.lines().map((other) => other.variant_item_id == line.variant_item_id ? { ...other, quantity: other.quantity + change } : other)
+        cart.save(next.filter((other) => other.quantity > 0))
+        render()
+      }
+      quantity.append(button)
+    }
+    quantity.insertBefore(document.createTextNode(' ' + line.quantity + ' '), quantity.lastChild)
+    const total = document.createElement('td')
+    total.textContent = '€' + (line.unit_price * line.quantity).toFixed(2)
+    row.append(name, quantity, total)
+    return row
+  }))
+  document.getElementById('empty').hidden = lines.length > 0
+  document.getElementById('checkout').disabled = !lines.length
+  document.querySelector('input[name=cart]').value = JSON.stringify(lines)
+}
+// SPEC: update-cart on the cart page, with the whole cart.
+discoveryFeedback('update-cart', { line_items: cart.lines() })
+render()
+const shelf = document.getElementById('shelf')
+shelf.addEventListener('click', (event) => {
+  const button = event.target.closest('button.shelf-add')
+  if (!button) return
+  event.preventDefault()
+  const { itemId, variantId } = button.closest('.tile').dataset
+  // A widget of the service: add-to-cart with the response's rid (the library adds its click-item).
+  discoveryFeedback('add-to-cart', { item_id: itemId, variant_item_id: variantId, quantity: 1, rid: shelf.dataset.rid })
+  cart.add({ item_id: itemId, variant_item_id: variantId, unit_price: byId[itemId].price, quantity: 1 })
+  render()
+})`
+  const body = `<h1>Your cart</h1><table><tbody id="lines"></tbody></table><p id="empty">Your cart is empty.</p>
+<form method="post" action="/checkout"><input type="hidden" name="cart"><button class="primary" id="checkout">Checkout</button></form>
+<h2>Recommended for you</h2><p class="note">A simulated service response: its rid <code>${escape(rid)}</code> goes into these add-to-cart events.</p>
+<div class="grid" id="shelf" data-rid="${escape(rid)}">${shelf.map((item) => tile(item, '<button class="shelf-add">Add to cart</button>')).join('')}</div>`
+  return page(context, 'Cart', body, { scripts })
+}
+
+function orderPage(context, order) {
+  // Written the way a checkout template writes it: the server renders the order's data into
+  // one manual call. Amounts are numbers, not strings.
+  const scripts = `
+localStorage.removeItem('demo-cart')
+cart.count()
+discoveryFeedback('purchase', {
+  order_id: ${data(order.id)},
+  currency: 'EUR',
+  revenue: ${order.revenue},
+  total_tax: ${order.tax},
+  total_shipping: ${order.shipping},
+  line_items: ${data(order.lines)}
+})`
+  const rows = order.lines
+    .map((line) => `<tr><td>${escape(byId.get(line.item_id).title)}</td><td>${line.quantity}</td><td>${money(line.unit_price * line.quantity)}</td></tr>`)
+    .join('')
+  const body = `<h1>Thank you!</h1><p>Order <b id="order-id">${escape(order.id)}</b> is confirmed.</p>
+<table>${rows}<tr><td>Shipping</td><td></td><td>${money(order.shipping)}</td></tr><tr><th>Total (incl. ${money(order.tax)} VAT)</th><td></td><th>${money(order.revenue)}</th></tr></table>`
+  return page(context, 'Order confirmed', body, { scripts })
+}
+
+/** Turns the posted cart into an order, with prices from the catalog rather than the browser. */
+function placeOrder(form) {
+  let posted = []
+  try {
+    posted = JSON.parse(new URLSearchParams(form).get('cart') || '[]')
+  } catch {
+    // An unreadable cart is an empty order.
+  }
+  const lines = (Array.isArray(posted) ? posted : [])
+    .map((line) => ({ line, item: byId.get(String(line && line.item_id)) }))
+    .filter(({ line, item }) => item && item.variants.some((variant) => variant.id == line.variant_item_id) && Number.isInteger(line.quantity) && line.quantity > 0)
+    .map(({ line, item }) => ({ item_id: item.id, variant_item_id: line.variant_item_id, unit_price: item.price, quantity: Math.min(line.quantity, 99) }))
+  const subtotal = cents(lines.reduce((sum, line) => sum + line.unit_price * line.quantity, 0))
+  const shipping = subtotal >= 50 || !lines.length ? 0 : 4.9
+  const revenue = cents(subtotal + shipping)
+  const order = { id: 'o-' + randomUUID().slice(0, 8), lines, shipping, revenue, tax: cents((revenue * 19) / 119) }
+  orders.set(order.id, order)
+  return order
+}
+
+function spa(context) {
+  // An app that imports the ES module; the library sends one view-page per route by itself.
+  return `<!doctype html><html lang="en"><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>SPA · Demo store</title><style>${CSS}</style>
+<script type="importmap">{"imports":{"discovery-feedback":"/esm/index.mjs","nanoid":"/esm/nanoid.js","js-cookie":"/esm/js-cookie.mjs"}}</script>
+<header><strong>Demo store · SPA</strong><a data-route href="/spa">Start</a><a data-route href="/spa/new">New</a><a data-route href="/spa/sale">Sale</a><a data-route href="/spa/about">About</a><a href="/">Store</a><a href="/inspector" target="_blank">Inspector</a></header>
+<main id="app"></main>
+<footer>Each route is a view-page with the previous URL as ref: see the <a href="/inspector" target="_blank">inspector</a>.</footer>
+<script type="module">
+import { createTracker } from 'discovery-feedback'
+window.tracker = createTracker(${data({ key: context.key, endpoint: context.endpoint })})
+const routes = {
+  '/spa': ['Start', 'A single-page app: routes change with history.pushState, no page loads.'],
+  '/spa/new': ['New arrivals', 'Fresh in this week.'],
+  '/spa/sale': ['Sale', 'Up to 40% off.'],
+  '/spa/about': ['About', 'This page is rendered in the browser.']
+}
+function render() {
+  const [title, text] = routes[location.pathname] || ['Not found', 'No such route.']
+  const heading = document.createElement('h1')
+  heading.textContent = title
+  const paragraph = document.createElement('p')
+  paragraph.textContent = text
+  document.getElementById('app').replaceChildren(heading, paragraph)
+}
+document.addEventListener('click', (event) => {
+  const link = event.target.closest('a[data-route]')
+  if (!link) return
+  event.preventDefault()
+  history.pushState(null, '', link.href)
+  render()
+})
+addEventListener('popstate', render)
+render()
+</script></html>`
+}
+
+const html = (response, status, body) => response.writeHead(status, { 'content-type': 'text/html; charset=utf-8' }).end(body)
+
+/** Answers the store's routes; false for anything else. */
+export function handleStore(request, response, context) {
+  const path = request.url.split('?')[0]
+  if (STATIC[path]) {
+    response.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' }).end(readFileSync(new URL(STATIC[path], import.meta.url)))
+    return true
+  }
+  if (request.method == 'POST' && path == '/checkout') {
+    let form = ''
+    request.on('data', (chunk) => {
+      if (form.length < 100000) form += chunk
+    })
+    request.on('end', () => response.writeHead(303, { location: '/order/' + placeOrder(form).id }).end())
+    return true
+  }
+  if (request.method != 'GET') return false
+  const productMatch = path.match(/^\/product\/([\w-]+)$/)
+  const orderMatch = path.match(/^\/order\/([\w-]+)$/)
+  if (path == '/') html(response, 200, home(context))
+  else if (productMatch) {
+    const item = byId.get(productMatch[1])
+    html(response, item ? 200 : 404, item ? product(context, item) : page(context, 'Not found', '<h1>No such product</h1>'))
+  } else if (path == '/cart') html(response, 200, cartPage(context))
+  else if (orderMatch && orders.has(orderMatch[1])) html(response, 200, orderPage(context, orders.get(orderMatch[1])))
+  else if (path == '/spa' || path.startsWith('/spa/')) html(response, 200, spa(context))
+  else return false
+  return true
+}
