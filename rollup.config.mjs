@@ -15,8 +15,21 @@ export default [
     ]
   },
   {
+    input: 'src/client.ts',
+    plugins: [typescript({ declaration: true, declarationDir: 'dist', outDir: 'dist' })],
+    output: [
+      { file: 'dist/client.mjs', format: 'es' },
+      { file: 'dist/client.cjs', format: 'cjs' }
+    ]
+  },
+  {
+    input: 'src/client-script.ts',
+    plugins: [typescript({ declaration: false, outDir: 'dist' }), terser({ compress: { passes: 2 }, format: { comments: false } })],
+    output: { file: 'dist/discovery-feedback-client.min.js', format: 'iife' }
+  },
+  {
     input: 'src/server.ts',
-    external: ['nanoid'],
+    external: ['nanoid', 'js-cookie'],
     plugins: [typescript({ declaration: true, declarationDir: 'dist', outDir: 'dist' })],
     output: [
       { file: 'dist/server.mjs', format: 'es' },

@@ -1,7 +1,9 @@
 // `npm run demo`: the demo store, the reference collector and the live inspector on one port.
+import { readFileSync } from 'node:fs'
 import { createServer } from 'node:http'
 import { fileURLToPath } from 'node:url'
 import { createCollector } from './collector.mjs'
+import { handleDiscovery } from './discovery.mjs'
 import { serveInspector, streamEvents } from './inspector.mjs'
 import { handleStore } from './store.mjs'
 import { identityCookie } from '../dist/server.mjs'
@@ -15,11 +17,22 @@ const DEFAULT_DATA = fileURLToPath(new URL('./data/events.ndjson', import.meta.u
 export function startDemo({ port = 8080, host = '127.0.0.1', collectorPath = '/v3/feedback', dataFile = DEFAULT_DATA, key = 'demo-key', maxBodyBytes } = {}) {
   const collector = createCollector({ file: dataFile, maxBodyBytes })
   const context = { key, endpoint: collectorPath }
+  // "Recently viewed" comes from the product view-pages the collector has seen for this uid.
+  const catalog = JSON.parse(readFileSync(new URL('./catalog.json', import.meta.url), 'utf8'))
+  const viewed = (user) => {
+    const ids = collector
+      .recent()
+      .reverse()
+      .filter(({ type, envelope }) => type == 'accepted' && envelope.event == 'view-page' && envelope.user.uid == (user && user.uid))
+      .map(({ envelope }) => envelope.properties.item_id)
+    return [...new Set(ids)].map((id) => catalog.find((product) => product.id == id)).filter(Boolean)
+  }
   const server = createServer((request, response) => {
     const path = request.url.split('?')[0]
     if (path == collectorPath) return collector.handle(request, response)
     if (path == '/inspector') return serveInspector(response)
     if (path == '/inspector/events') return streamEvents(collector, request, response)
+    if (handleDiscovery(request, response, { key, viewed })) return
     // Against Safari's 7-day cap on script-written cookies, the pages renew the shopper's uid
     // from the server (README "Safari's 7-day cookie cap").
     if (request.method == 'GET' && (request.headers.accept || '').includes('text/html')) {

@@ -1,5 +1,6 @@
 export { createTracker } from './tracker'
 export { EVENTS, validate } from './rules'
+export { trackDeclarative } from './declarative'
 export type {
   CommandFunction,
   Commands,

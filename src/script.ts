@@ -1,3 +1,4 @@
+import { trackDeclarative } from './declarative'
 import { createTracker } from './tracker'
 import type { CommandFunction, Tracker, TrackerOptions } from './types'
 
@@ -46,6 +47,7 @@ function optionsFromDataset(script: HTMLOrSVGScriptElement | null): TrackerOptio
 
   const start = (options: TrackerOptions) => {
     tracker = discoveryFeedback.tracker = createTracker(options)
+    trackDeclarative(tracker)
     waiting.forEach((call) => run(tracker!, call))
     waiting = []
   }

@@ -1,4 +1,11 @@
 import { nanoid } from 'nanoid'
+import { pack } from './batch'
+import { envelope } from './envelope'
+import { feedbackError } from './error'
+import { checkUser } from './identity'
+import type { Entry } from './outbox'
+import { validate } from './rules'
+import type { EventName, EventProperties, User } from './types'
 
 /** Settings of the identity cookie a shop's server writes. */
 export interface IdentityCookieOptions {
@@ -47,4 +54,100 @@ export function identityCookie(cookieHeader: string | undefined, options: Identi
     (options.domain ? '; Domain=' + options.domain : '') +
     (options.secure === false ? '' : '; Secure')
   return { uid, setCookie }
+}
+
+/** Settings of a server-side tracker. */
+export interface ServerTrackerOptions {
+  /** Merchant API key, sent as `key` in every event. */
+  key: string
+  /** Collector URL. */
+  endpoint: string
+  /** Send once this many events are queued. Default 50. */
+  maxBatchEvents?: number
+  /** Milliseconds an event may wait for others. Default 1000. */
+  flushInterval?: number
+  /** Tries per batch before it is given up and reported. Default 6 (about a minute of backoff). */
+  maxAttempts?: number
+  /** Hears every batch that could not be delivered. */
+  onError?: (error: Error) => void
+}
+
+export interface ServerTracker {
+  /**
+   * Queues an event for a shopper who is not on the line: a purchase from an order webhook.
+   * `user` needs uid and sid (the ones the browser had, e.g. from the order's cookies) and,
+   * as SPEC asks when the call does not come from the shopper's browser, ip and ua.
+   * Throws a FeedbackError naming the event, the field and the rule.
+   */
+  track<E extends EventName>(event: E, properties: EventProperties[E], user: User): void
+  /** Sends what is queued; resolves once every batch was delivered or given up. */
+  flush(): Promise<void>
+  /** Flushes and stops the timer, for a clean shutdown. */
+  close(): Promise<void>
+}
+
+const BODY_BYTES = 61440
+const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** Sends events from a shop's backend (Node 18+, global fetch), with the browser's rules. */
+export function createServerTracker(options: ServerTrackerOptions): ServerTracker {
+  const { key, endpoint, maxBatchEvents = 50, flushInterval = 1000, maxAttempts = 6 } = options
+  if (!key || !endpoint) throw feedbackError('init', key ? 'endpoint' : 'key', 'is required')
+  let queue: Entry[] = []
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const sending = new Set<Promise<void>>()
+
+  const report = (error: Error) => (options.onError ? options.onError(error) : console.error(error.message))
+
+  async function deliver(body: string, count: number) {
+    for (let attempt = 1; ; attempt++) {
+      let status = 0
+      let retryAfter: string | null = null
+      try {
+        const response = await fetch(endpoint + (endpoint.includes('?') ? '&' : '?') + 't_sent=' + Date.now(), {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body
+        })
+        status = response.status
+        retryAfter = response.headers.get('retry-after')
+      } catch {
+        // No answer: tried again below.
+      }
+      if (status > 199 && status < 300) return
+      const final = (status > 399 && status < 500 && status != 408 && status != 429) || attempt >= maxAttempts
+      if (final) return report(feedbackError(undefined, undefined, count + ' events dropped: the collector answered ' + (status || 'nothing') + ' after ' + attempt + ' tries'))
+      const asked = Number(retryAfter) * 1000
+      await wait(asked > 0 ? asked : 2 ** (attempt - 1) * 1000 * (0.5 + Math.random() / 2))
+    }
+  }
+
+  function flush(): Promise<void> {
+    clearTimeout(timer)
+    timer = undefined
+    const batch = queue
+    queue = []
+    for (const [body, entries] of pack(batch, BODY_BYTES, ({ event }) => report(feedbackError(event.event, undefined, 'is larger than a request may be')))) {
+      const delivery = deliver(body, entries.length).finally(() => sending.delete(delivery))
+      sending.add(delivery)
+    }
+    return Promise.all(sending).then(() => {})
+  }
+
+  return {
+    track(event, properties, user) {
+      const checked = checkUser(event, user)
+      for (const field of ['uid', 'sid', 'ip', 'ua'] as const) {
+        if (!checked[field]) {
+          const hint = field == 'ip' || field == 'ua' ? "the shopper's, as SPEC asks for calls not made from their browser" : "the id the shopper's browser had"
+          throw feedbackError(event, 'user.' + field, 'is required on the server: ' + hint)
+        }
+      }
+      queue.push({ event: envelope(event, validate(event, properties), key, checked as User) })
+      if (queue.length >= maxBatchEvents) flush()
+      else if (!timer) timer = setTimeout(flush, flushInterval)
+    },
+    flush,
+    close: flush
+  }
 }

@@ -241,3 +241,201 @@ export interface CommandFunction {
   tracker?: Tracker
   createTracker: (options: TrackerOptions) => Tracker
 }
+
+/* Discovery client (`discovery-feedback/client`): SPEC "Endpoints". */
+
+/** A filter rule (SPEC "Filter rule"). */
+export interface Filter {
+  name: string
+  /** The kinds seen are `text` and `category`. */
+  type: string
+  values: { value: string }[]
+}
+
+/** A sort rule (SPEC "Sort rule"). */
+export interface Sort {
+  field: string
+  /** `desc` is the value seen. */
+  order: string
+}
+
+/** Fields every route's body may carry besides user and t_client. */
+export interface Paging {
+  offset?: number
+  limit?: number
+  log?: boolean
+}
+
+export interface AutocompleteRequest {
+  q: string
+  suggestion_limit?: number
+  item_limit?: number
+  log?: boolean
+}
+
+export interface SearchContentRequest extends Paging {
+  q?: string
+  /** Requested content providers. */
+  type?: string[]
+  sort?: Sort[]
+  filters?: Filter[]
+}
+
+export interface SmartCollectionRequest extends Paging {
+  sort?: Sort[]
+  filters?: Filter[]
+  rules?: { action: string; type: string; name: string; values: unknown[] }[]
+}
+
+export interface RecommendRequest extends Paging {
+  item_id?: string
+  item_ids?: string[]
+}
+
+/** Response `meta`: rid is in every family's (SPEC "Response meta object"). */
+export interface Meta {
+  rid: string
+  q?: string
+  offset?: number
+  limit?: number
+  total?: number
+  [field: string]: unknown
+}
+
+export interface Stickers {
+  'in-stock'?: boolean
+  'out-of-stock'?: boolean
+  discount?: boolean | number[]
+  'free-shipping'?: boolean
+  availability?: boolean
+}
+
+export interface AutocompleteItem {
+  id: string
+  title: string
+  product_url: string
+  thumbnail_url: string
+  /** One entry per variant. */
+  price: number[]
+  /** -1 when there is no comparison price. */
+  compare_at: number
+  stickers: Stickers
+}
+
+export interface ProductItem {
+  id: string
+  title: string
+  description: string
+  short_description: string
+  product_url: string
+  image_url: string
+  image_2_url: string
+  thumbnail_url: string
+  brand: string
+  price: number[]
+  compare_at: number
+  discount: number[]
+  availability: boolean
+  quantity: number
+  created_at: string
+  sku: string[]
+  variants_ids: string[]
+  tags: string[]
+  category: { category1: string; category2: string; category3: string; category4: string }[]
+  stickers: Stickers
+  [field: string]: unknown
+}
+
+export interface ContentItem {
+  source: string
+  id: string
+  image_id: string
+  image_url: string
+  tagged_products: { id: number; name: string; domain_key: string; product_link: string; product_url: string; image_url: string }[]
+  post: { username: string; content: string; hashtags: string[]; created_time: string; [field: string]: unknown }
+  [field: string]: unknown
+}
+
+export interface Facet {
+  name: string
+  type: 'category' | 'text' | 'range'
+  sort_type: 'count' | 'value'
+  values: { name: string; value: string; count: number; selected: boolean; has_children: boolean; from?: number; to?: number }[]
+  min?: number
+  max?: number
+}
+
+export interface AutocompleteResponse {
+  meta: Meta
+  suggestions: { value: string }[]
+  items: AutocompleteItem[]
+}
+
+export interface SearchContentResponse {
+  meta: Meta
+  facets: Facet[]
+  items: ContentItem[]
+}
+
+export interface SmartCollectionResponse {
+  meta: Meta
+  facets: Facet[]
+  items: ProductItem[]
+  banner?: Record<string, unknown>
+  /** Present when the collection redirects; items and facets are then empty. */
+  redirect?: { name: string; url: string }
+}
+
+export interface RecommendResponse {
+  meta: Meta
+  items: ProductItem[]
+}
+
+/** Per-request settings. */
+export interface RequestOptions {
+  /** Cancels this request only. */
+  signal?: AbortSignal
+}
+
+export interface ClientOptions {
+  /** Merchant API key, sent as the `X-Key` header (SPEC "Authentication"). */
+  key: string
+  /** Service address; routes are appended, e.g. `https://discovery.example`. */
+  baseUrl: string
+  /**
+   * The tracker whose `user` every request carries, and whose clicks get the rid of the
+   * response that showed the item or suggestion.
+   */
+  tracker?: Tracker
+  /** The user when there is no tracker (a server, a test). */
+  user?: User
+  /** Milliseconds before a request fails with kind `timeout`. Default 5000. */
+  timeout?: number
+  /** Use GET with a JSONP callback instead of POST JSON (SPEC "General rules" 3). */
+  jsonp?: boolean
+}
+
+/** Why a discovery request failed. */
+export interface DiscoveryError extends Error {
+  name: 'DiscoveryError'
+  /** `api`: the service answered SPEC's `{ error: { message } }`; `http`: another non-2xx or unreadable answer; `network`: no answer; `timeout`: no answer in time. */
+  kind: 'api' | 'http' | 'network' | 'timeout'
+  /** HTTP status, where there was an answer. */
+  status?: number
+  /** The route, e.g. `/v3/autocomplete`. */
+  route: string
+}
+
+export interface DiscoveryClient {
+  autocomplete(request: AutocompleteRequest, options?: RequestOptions): Promise<AutocompleteResponse>
+  searchContent(request?: SearchContentRequest, options?: RequestOptions): Promise<SearchContentResponse>
+  smartCollection(slot: string, request?: SmartCollectionRequest, options?: RequestOptions): Promise<SmartCollectionResponse>
+  /** The recommended way to get recommendations: a slot configured in the merchant dashboard. */
+  recommend(slot: string, request?: RecommendRequest, options?: RequestOptions): Promise<RecommendResponse>
+  newest(request?: Paging, options?: RequestOptions): Promise<RecommendResponse>
+  /** Products this user viewed recently. */
+  latestViewed(request?: Paging, options?: RequestOptions): Promise<RecommendResponse>
+  viewedViewed(itemId: string, request?: Paging, options?: RequestOptions): Promise<RecommendResponse>
+  viewedBought(itemId: string, request?: Paging, options?: RequestOptions): Promise<RecommendResponse>
+  boughtBought(itemIds: string[], request?: Paging, options?: RequestOptions): Promise<RecommendResponse>
+}

@@ -6,6 +6,8 @@ import type { Envelope } from '../../src/types'
 /** One request the collector saw, as the network delivered it. */
 export interface Received {
   method: string
+  /** Path without the query, e.g. `/v3/feedback`. */
+  path: string
   contentType: string | undefined
   bytes: number
   events: Envelope[]
@@ -33,14 +35,29 @@ export async function startCollector() {
     request.on('data', (chunk) => chunks.push(chunk))
     request.on('end', () => {
       const body = Buffer.concat(chunks)
-      const status = request.method == 'POST' ? answer(request) : 204
-      const delivered = request.method == 'POST' && status < 300
+      const url = new URL(request.url!, 'http://x')
+      // Only the route the library is configured with takes events: a request sent anywhere
+      // else is a bug the tests must see, not a delivery.
+      const routed = url.pathname == '/v3/feedback'
+      let status = request.method == 'POST' ? (routed ? answer(request) : 404) : 204
+      let events: Envelope[] = []
+      if (request.method == 'POST' && status < 300) {
+        try {
+          events = JSON.parse(body.toString('utf8'))
+          if (!Array.isArray(events)) throw new TypeError('not an array')
+        } catch {
+          // The wire format is a JSON array of envelopes; anything else is refused and recorded.
+          events = []
+          status = 400
+        }
+      }
       requests.push({
         method: request.method!,
+        path: url.pathname,
         contentType: request.headers['content-type'],
         bytes: body.length,
-        events: delivered ? JSON.parse(body.toString('utf8')) : [],
-        query: new URL(request.url!, 'http://x').searchParams
+        events,
+        query: url.searchParams
       })
       response.writeHead(status, {
         'access-control-allow-origin': '*',
@@ -89,9 +106,13 @@ export const IMPORT_MAP =
 export async function startPages() {
   const pages = new Map<string, [html: string, headers?: (request: IncomingMessage) => Record<string, string>]>()
   const server = createServer((request: IncomingMessage, response: ServerResponse) => {
-    const path = new URL(request.url!, 'http://x').pathname
+    const url = new URL(request.url!, 'http://x')
+    const path = url.pathname
     if (STATIC[path]) {
-      response.writeHead(200, { 'content-type': 'text/javascript' }).end(STATIC[path]())
+      // `?delay=ms` holds a build back, so that what a page does before the script runs
+      // (the stub's queue) does not depend on how fast the loopback is.
+      const delay = Number(url.searchParams.get('delay')) || 0
+      setTimeout(() => response.writeHead(200, { 'content-type': 'text/javascript' }).end(STATIC[path]()), delay)
     } else if (pages.has(path)) {
       const [html, headers] = pages.get(path)!
       response.writeHead(200, { 'content-type': 'text/html; charset=utf-8', ...(headers && headers(request)) }).end(html)
@@ -109,6 +130,68 @@ export async function startPages() {
   }
 }
 
+/** What a page template may refer to: the page server's origin and the collector's URL. */
+export interface Urls {
+  origin: string
+  collector: string
+}
+
+/**
+ * The page server and the collector together, on two loopback ports: the page's origin
+ * (`http://localhost:PORT`) and the collector's (`http://127.0.0.1:PORT`) differ in host and
+ * port, so every request is cross-origin and cross-site, as from a shop to a SaaS collector.
+ * A page's HTML may be a function of the URLs, or a string with `{{collector}}` and
+ * `{{origin}}` in it.
+ */
+export async function startServers() {
+  const [collector, pages] = await Promise.all([startCollector(), startPages()])
+  const urls: Urls = { origin: pages.origin, collector: collector.url }
+  return {
+    ...urls,
+    collector,
+    page: (path: string, html: string | ((urls: Urls) => string), headers?: (request: IncomingMessage) => Record<string, string>) =>
+      pages.page(
+        path,
+        typeof html == 'function' ? html(urls) : html.replaceAll('{{collector}}', urls.collector).replaceAll('{{origin}}', urls.origin),
+        headers
+      ),
+    /** POSTs that reached the collector's route. */
+    posts: () => collector.requests.filter((request) => request.method == 'POST'),
+    /** CORS preflights: a text/plain body never needs one, so any here is a bug. */
+    preflights: () => collector.requests.filter((request) => request.method == 'OPTIONS'),
+    close: () => Promise.all([collector.close(), pages.close()]).then(() => {})
+  }
+}
+
+export type Servers = Awaited<ReturnType<typeof startServers>>
+
+/**
+ * Waits until `count()` has not changed for `quiet` ms, so that an assertion that something
+ * arrived exactly once also catches a late duplicate. Fails after `timeout` ms of activity.
+ */
+export async function whenQuiet(count: () => number, quiet = 300, timeout = 10000) {
+  const end = Date.now() + timeout
+  let last = count()
+  let since = Date.now()
+  while (Date.now() - since < quiet) {
+    if (Date.now() > end) throw new Error('still busy after ' + timeout + ' ms')
+    await sleep(25)
+    if (count() != last) [last, since] = [count(), Date.now()]
+  }
+}
+
+/**
+ * Why Chromium kept a page out of the back/forward cache, from CDP; empty when nothing stood
+ * in its way. Call before the navigation that should put the page into the cache.
+ */
+export async function bfcacheBlockers(page: Page) {
+  const reasons: string[] = []
+  const cdp = await page.context().newCDPSession(page)
+  cdp.on('Page.backForwardCacheNotUsed', (event) => reasons.push(...event.notRestoredExplanations.map((why) => why.reason)))
+  await cdp.send('Page.enable')
+  return reasons
+}
+
 export const CHROMIUM_ARGS = [
   '--headless',
   '--no-sandbox',
@@ -120,7 +203,10 @@ export const CHROMIUM_ARGS = [
   '--disable-sync'
 ]
 
-// Playwright turns the back/forward cache off by default; shoppers' browsers have it on.
+// Playwright passes --disable-back-forward-cache by default; shoppers' browsers have the cache
+// on. With that flag Chromium reports BackForwardCacheDisabledByCommandLine for every page
+// (CDP Page.backForwardCacheNotUsed), and headless Chromium 156 restores plain http pages
+// without it, so nothing else is needed.
 export const launch = (): Promise<Browser> =>
   chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS, ignoreDefaultArgs: ['--disable-back-forward-cache'] })
 
@@ -135,8 +221,12 @@ export function watch(page: Page) {
   return { pageErrors, consoleErrors }
 }
 
-/** Polls until `check` holds; fails with `what` after `timeout` ms. */
-export async function waitFor(check: () => boolean, what: string, timeout = 10000) {
+/**
+ * Polls until `check` holds; fails after `timeout` ms naming `what`. Called as
+ * `waitFor(check, timeoutMs)` the predicate's source names it.
+ */
+export async function waitFor(check: () => boolean, what: string | number = 10000, timeout = 10000) {
+  if (typeof what == 'number') [timeout, what] = [what, check.toString()]
   const end = Date.now() + timeout
   while (!check()) {
     if (Date.now() > end) throw new Error('timed out waiting for ' + what)
