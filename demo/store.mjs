@@ -12,6 +12,7 @@ const orders = new Map()
 // Built files are read per request, so a rebuild shows without a restart.
 const STATIC = {
   '/discovery-feedback.min.js': '../dist/discovery-feedback.min.js',
+  '/discovery-feedback-client.min.js': '../dist/discovery-feedback-client.min.js',
   '/esm/index.mjs': '../dist/index.mjs',
   '/esm/nanoid.js': '../node_modules/nanoid/index.browser.js',
   '/esm/url-alphabet/index.js': '../node_modules/nanoid/url-alphabet/index.js',
@@ -38,7 +39,12 @@ button.primary{background:#2a7d4f;border-color:#2a7d4f;color:#fff;cursor:pointer
 .product{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:2rem}.product img{width:100%;border-radius:12px}
 @media (max-width:640px){.product{grid-template-columns:1fr;gap:1rem}}
 table{width:100%;border-collapse:collapse;background:#fff;border-radius:12px;overflow:hidden}td,th{padding:.6rem;text-align:left;border-bottom:1px solid #eef}
-.note{background:#fff8e1;border-radius:8px;padding:.6rem .9rem;font-size:.9rem}`
+.note{background:#fff8e1;border-radius:8px;padding:.6rem .9rem;font-size:.9rem}
+.search{position:relative}.search input{font:inherit;padding:.4rem .7rem;border-radius:8px;border:0;width:min(260px,60vw)}
+#results{position:absolute;right:0;top:2.4rem;width:min(340px,90vw);background:#fff;color:#1d2330;border-radius:10px;box-shadow:0 6px 24px #0003;z-index:9;padding:.4rem}
+#results:empty{display:none}#results button,#results a{display:flex;gap:.6rem;align-items:center;width:100%;border:0;background:none;padding:.35rem .5rem;text-align:left;color:inherit;text-decoration:none;border-radius:6px}
+#results button:hover,#results a:hover{background:#f0f2f5}#results img{width:32px;height:32px;border-radius:4px}
+.shelf{margin-top:2rem}`
 
 // The client-side cart, shared by every page: one copy of this code, inlined where needed.
 // Every change sends update-cart with the whole cart (SPEC "Event kinds").
@@ -64,6 +70,63 @@ const cart = {
 }
 cart.count()`
 
+// Autocomplete and shelves through the discovery client. Their clicks are tracked without a
+// rid in the code: the client fills in the rid of the response that showed the item.
+const DISCOVERY_SCRIPT = `
+let client
+const discovery = () => (client ||= discoveryFeedbackClient.createClient({ key: KEY, baseUrl: '' }))
+const search = document.getElementById('search')
+const results = document.getElementById('results')
+const link = (item) => {
+  const a = document.createElement('a')
+  a.href = item.product_url
+  a.dataset.dfItemId = item.id
+  // Autocomplete items name no variants: before one is chosen, the product id stands for it.
+  a.dataset.dfVariantId = (item.variants_ids && item.variants_ids[0]) || item.id
+  const img = document.createElement('img')
+  img.src = item.thumbnail_url
+  img.alt = ''
+  a.append(img, item.title)
+  return a
+}
+search.addEventListener('input', () => {
+  const q = search.value.trim()
+  if (!q) return results.replaceChildren()
+  discovery().autocomplete({ q, suggestion_limit: 4, item_limit: 4 }).then((answer) => {
+    if (search.value.trim() != q) return
+    results.replaceChildren(
+      ...answer.suggestions.map((suggestion) => {
+        const button = document.createElement('button')
+        button.className = 'suggestion'
+        button.textContent = '🔍 ' + suggestion.value
+        button.onclick = () => {
+          discoveryFeedback('click-suggestion', { suggestion: suggestion.value })
+          search.value = suggestion.value
+          search.dispatchEvent(new Event('input'))
+        }
+        return button
+      }),
+      ...answer.items.map(link)
+    )
+  }, (error) => console.warn(error.message))
+})
+function showShelf(id, title, request) {
+  const holder = document.getElementById(id)
+  if (!holder) return
+  request(discovery()).then((answer) => {
+    const heading = document.createElement('h2')
+    heading.textContent = title
+    const grid = document.createElement('div')
+    grid.className = 'grid'
+    grid.append(...answer.items.map((item) => {
+      const a = link(item)
+      a.className = 'tile'
+      return a
+    }))
+    holder.replaceChildren(heading, grid)
+  }, (error) => console.warn(error.message))
+}`
+
 const STUB = `<script>window.discoveryFeedback=window.discoveryFeedback||function(){(discoveryFeedback.q=discoveryFeedback.q||[]).push(arguments)};</script>`
 
 /** A store page: the stub and its early calls, then the async script tag, as README shows. */
@@ -72,10 +135,11 @@ function page(context, title, body, { early = '', scripts = '' } = {}) {
 <title>${escape(title)} · Demo store</title><style>${CSS}</style>
 ${STUB}${early ? `<script>${early}</script>` : ''}
 <script async src="/discovery-feedback.min.js" data-key="${escape(context.key)}" data-endpoint="${escape(context.endpoint)}"></script>
-<header><strong>Demo store</strong><a href="/">Home</a><a href="/cart">Cart <span id="cart-count"></span></a><a href="/spa">SPA</a><a href="/inspector" target="_blank">Inspector</a></header>
+<script src="/discovery-feedback-client.min.js"></script>
+<header><strong>Demo store</strong><span class="search"><input id="search" type="search" placeholder="Search products" autocomplete="off"><span id="results"></span></span><a href="/">Home</a><a href="/cart">Cart <span id="cart-count"></span></a><a href="/spa">SPA</a><a href="/inspector" target="_blank">Inspector</a></header>
 <main>${body}</main>
 <footer>Every click here is an event: watch them arrive, validated, in the <a href="/inspector" target="_blank">inspector</a>.</footer>
-<script>${CART_SCRIPT}${scripts}</script></html>`
+<script>const KEY = ${data(context.key)}${CART_SCRIPT}${DISCOVERY_SCRIPT}${scripts}</script></html>`
 }
 
 const tile = (product, extra = '') => `<a class="tile" href="/product/${escape(product.id)}" data-item-id="${escape(product.id)}" data-variant-id="${escape(product.variants[0].id)}">
@@ -88,7 +152,9 @@ document.querySelector('.grid').addEventListener('click', (event) => {
   const link = event.target.closest('a.tile')
   if (link) discoveryFeedback('click-item', { item_id: link.dataset.itemId, variant_item_id: link.dataset.variantId })
 })`
-  return page(context, 'Home', `<h1>New season</h1><div class="grid">${catalog.map((product) => tile(product)).join('')}</div>`, { scripts })
+  return page(context, 'Home', `<h1>New season</h1><div class="grid">${catalog.map((product) => tile(product)).join('')}</div><section class="shelf" id="newest"></section>`, {
+    scripts: scripts + `\nshowShelf('newest', 'Newest', (client) => client.newest({ limit: 6 }))`
+  })
 }
 
 function product(context, item) {
@@ -102,11 +168,13 @@ document.getElementById('add').addEventListener('click', () => {
   // The page's own button: the cart changes (update-cart); add-to-cart is only for the service's widgets.
   cart.add({ item_id: item.id, variant_item_id: document.getElementById('variant').value, unit_price: item.price, quantity: 1 })
   document.getElementById('added').hidden = false
-})`
+})
+showShelf('also-viewed', 'Shoppers who viewed this also viewed', (client) => client.viewedViewed(item.id, { limit: 6 }))`
   const body = `<div class="product"><img src="${escape(item.image)}" alt="">
 <div><h1>${escape(item.title)}</h1><p class="price">${money(item.price)}</p>
 <p><label>Size <select id="variant">${options}</select></label></p>
-<p><button class="primary" id="add">Add to cart</button> <span id="added" hidden>Added. <a href="/cart">Go to cart</a></span></p></div></div>`
+<p><button class="primary" id="add">Add to cart</button> <span id="added" hidden>Added. <a href="/cart">Go to cart</a></span></p></div></div>
+<section class="shelf" id="also-viewed"></section>`
   return page(context, item.title, body, { early, scripts })
 }
 
@@ -149,14 +217,14 @@ function render() {
 // SPEC: update-cart on the cart page, with the whole cart.
 discoveryFeedback('update-cart', { line_items: cart.lines() })
 render()
-const shelf = document.getElementById('shelf')
-shelf.addEventListener('click', (event) => {
+const cartShelf = document.getElementById('shelf')
+cartShelf.addEventListener('click', (event) => {
   const button = event.target.closest('button.shelf-add')
   if (!button) return
   event.preventDefault()
   const { itemId, variantId } = button.closest('.tile').dataset
   // A widget of the service: add-to-cart with the response's rid (the library adds its click-item).
-  discoveryFeedback('add-to-cart', { item_id: itemId, variant_item_id: variantId, quantity: 1, rid: shelf.dataset.rid })
+  discoveryFeedback('add-to-cart', { item_id: itemId, variant_item_id: variantId, quantity: 1, rid: cartShelf.dataset.rid })
   cart.add({ item_id: itemId, variant_item_id: variantId, unit_price: byId[itemId].price, quantity: 1 })
   render()
 })`

@@ -77,13 +77,18 @@ function jsonp(url: string, signal: AbortSignal): Promise<unknown> {
 
 /** Creates a typed client for SPEC's discovery routes. */
 export function createClient(options: ClientOptions): DiscoveryClient {
-  const { key, tracker, timeout = 5000 } = options
+  const { key, timeout = 5000 } = options
   const base = String(options.baseUrl || '').replace(/\/$/, '')
-  if (tracker) link(tracker)
+  const tracker = () => {
+    const found = typeof options.tracker == 'function' ? options.tracker() : options.tracker
+    if (found) link(found)
+    return found
+  }
+  tracker()
 
   function request<T>(route: string, body: Record<string, unknown>, { signal }: RequestOptions = {}): Promise<T> {
     const payload: Record<string, unknown> = {
-      user: tracker ? tracker.user : options.user,
+      user: tracker()?.user || options.user,
       // SPEC declares t_client as a string on content search only.
       t_client: route == '/v3/search/content' ? String(Date.now()) : Date.now(),
       ...body
@@ -116,6 +121,8 @@ export function createClient(options: ClientOptions): DiscoveryClient {
       .then((json: any) => {
         if (json && json.error) throw discoveryError('api', route, String(json.error.message))
         const meta: Meta | undefined = json && json.meta
+        // Linked again here: a script-tag tracker may have loaded while the request ran.
+        tracker()
         if (meta && typeof meta.rid == 'string') {
           remember(
             meta.rid,

@@ -404,9 +404,10 @@ export interface ClientOptions {
   baseUrl: string
   /**
    * The tracker whose `user` every request carries, and whose clicks get the rid of the
-   * response that showed the item or suggestion.
+   * response that showed the item or suggestion. A function is asked at each request, for a
+   * tracker that loads later (an async script tag).
    */
-  tracker?: Tracker
+  tracker?: Tracker | (() => Tracker | undefined)
   /** The user when there is no tracker (a server, a test). */
   user?: User
   /** Milliseconds before a request fails with kind `timeout`. Default 5000. */

@@ -8,6 +8,8 @@ export interface Received {
   method: string
   /** Path without the query, e.g. `/v3/feedback`. */
   path: string
+  /** Sec-Fetch-Mode: `no-cors` for a beacon with a text body, `cors` for the library's fetch. */
+  mode: string | undefined
   contentType: string | undefined
   bytes: number
   events: Envelope[]
@@ -54,6 +56,7 @@ export async function startCollector() {
       requests.push({
         method: request.method!,
         path: url.pathname,
+        mode: request.headers['sec-fetch-mode'],
         contentType: request.headers['content-type'],
         bytes: body.length,
         events,
@@ -113,6 +116,9 @@ export async function startPages() {
       // (the stub's queue) does not depend on how fast the loopback is.
       const delay = Number(url.searchParams.get('delay')) || 0
       setTimeout(() => response.writeHead(200, { 'content-type': 'text/javascript' }).end(STATIC[path]()), delay)
+    } else if (path == '/favicon.ico') {
+      // Answered, so that Chromium's automatic request leaves no 404 among a page's console errors.
+      response.writeHead(204).end()
     } else if (pages.has(path)) {
       const [html, headers] = pages.get(path)!
       response.writeHead(200, { 'content-type': 'text/html; charset=utf-8', ...(headers && headers(request)) }).end(html)
