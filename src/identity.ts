@@ -60,14 +60,18 @@ export function createIdentity(options: TrackerOptions): Identity {
   const sessionLength = (options.sessionMinutes || 30) * MINUTE
   // Where cookies are blocked or not allowed, memory keeps the ids steady for this page,
   // with the same expiry.
-  const memory: Record<string, [id: string, expires: number]> = {}
+  const memory: Record<string, [id: string, expires: number, stored: boolean]> = {}
 
   const keep = (name: string, lifetime: number, store: boolean): string => {
     const now = Date.now()
     const held = memory[name]
+    // Reading and writing document.cookie costs more than the rest of a tracked click; within
+    // a second of the last renewal the cookie can only be a second fresher, so a burst of
+    // events touches it once.
+    if (held && held[2] == store && held[1] - lifetime + 1000 > now) return held[0]
     let id = store ? Cookies.get(name) : undefined
     if (!id || !OUR_ID.test(id)) id = held && held[1] > now ? held[0] : nanoid()
-    memory[name] = [id, now + lifetime]
+    memory[name] = [id, now + lifetime, store]
     if (store) {
       // Found on first use, not at creation: probing writes cookies, which needs consent too.
       if (domain == 'auto') domain = siteDomain()

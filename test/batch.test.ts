@@ -20,7 +20,7 @@ describe('envelope', () => {
       key: 'KEY',
       t_client: 1767261600000,
       user,
-      event_id: expect.stringMatching(/^[\w-]{21}$/)
+      event_id: expect.stringMatching(/^[\w-]{16}\.[0-9a-z]+$/)
     })
     expect(two.event_id).not.toBe(one.event_id)
   })

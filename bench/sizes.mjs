@@ -1,0 +1,65 @@
+import { readFileSync, writeFileSync, mkdirSync } from 'node:fs'
+import { brotliCompressSync, gzipSync, constants } from 'node:zlib'
+import { rollup } from 'rollup'
+import { nodeResolve } from '@rollup/plugin-node-resolve'
+import commonjs from '@rollup/plugin-commonjs'
+import replace from '@rollup/plugin-replace'
+import terser from '@rollup/plugin-terser'
+
+export const LIBRARIES = ['discovery-feedback', 'search-insights', 'plausible-tracker', 'snowplow', 'findify']
+const here = new URL('.', import.meta.url)
+
+// @findify/analytics relies on what its own webpack build provides: a CommonJS module (store.js)
+// imported as a namespace and called, and Node's `global`. Read as a default import and as
+// globalThis, the same code bundles with rollup.
+const findifyInterop = {
+  name: 'findify-interop',
+  transform: (code, id) =>
+    id.includes('@findify/analytics')
+      ? code.replace(/import \* as (\w+) from '(store[^']*)'/g, "import $1 from '$2'").replace(/\bglobal\./g, 'globalThis.')
+      : null
+}
+
+/** Bytes of a file as served: minified, gzip at level 9, brotli at its best. */
+export function measure(code) {
+  const bytes = Buffer.from(code)
+  return {
+    min: bytes.length,
+    gzip: gzipSync(bytes, { level: 9 }).length,
+    brotli: brotliCompressSync(bytes, { params: { [constants.BROTLI_PARAM_QUALITY]: 11 } }).length
+  }
+}
+
+/**
+ * Bundles every entry (init + one click) with the same bundler and settings, as a shop's build
+ * would: browser builds of dependencies, production mode, terser, one IIFE.
+ */
+export async function bundleAll() {
+  mkdirSync(new URL('out/', here), { recursive: true })
+  const result = {}
+  for (const name of LIBRARIES) {
+    const bundle = await rollup({
+      input: new URL('entries/' + name + '.js', here).pathname,
+      plugins: [
+        findifyInterop,
+        replace({ preventAssignment: true, values: { 'process.env.NODE_ENV': '"production"' } }),
+        nodeResolve({ browser: true }),
+        commonjs(),
+        ...(process.env.BENCH_PLAIN ? [] : [terser()])
+      ],
+      onwarn: () => {}
+    })
+    const { output } = await bundle.generate({ format: 'iife' })
+    await bundle.close()
+    const file = new URL('out/' + name + '.js', here)
+    writeFileSync(file, output[0].code)
+    result[name] = { file: file.pathname, ...measure(output[0].code) }
+  }
+  return result
+}
+
+/** The script-tag files as their projects ship them. */
+export const shipped = () => ({
+  'discovery-feedback': measure(readFileSync(new URL('../dist/discovery-feedback.min.js', here))),
+  'search-insights': measure(readFileSync(new URL('node_modules/search-insights/dist/search-insights.min.js', here)))
+})
