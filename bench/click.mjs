@@ -6,29 +6,29 @@ import { JSDOM } from 'jsdom'
  * sendBeacon, fetch and XMLHttpRequest accept and record the body, and answer at once.
  */
 
-const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
+export const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
 /** Lets the microtasks queued by the calls run (work a library defers within the same task). */
-const microtasks = async () => {
+export const microtasks = async () => {
   for (let i = 0; i < 10; i++) await null
 }
-const idle = (window) => new Promise((resolve) => window.setTimeout(resolve, 0))
+export const idle = (window) => new Promise((resolve) => window.setTimeout(resolve, 0))
 
-/** A fresh page with stubbed transports and the bundle loaded; `wire` collects request bodies. */
+/** A fresh page with stubbed transports and the bundle loaded; `wire` lists the requests made. */
 export function page(bundleFile) {
   const dom = new JSDOM('<!doctype html><title>shop</title>', { url: 'https://shop.example/product/1', runScripts: 'outside-only', pretendToBeVisual: true })
   const { window } = dom
   const wire = []
   const size = (body) => (body == null ? 0 : typeof body == 'string' ? Buffer.byteLength(body) : body.size ?? body.byteLength ?? String(body).length)
-  window.navigator.sendBeacon = (url, body) => (wire.push(size(body) + String(url).length), true)
+  window.navigator.sendBeacon = (url, body) => (wire.push({ url: String(url), bytes: size(body) }), true)
   window.fetch = (url, init = {}) => {
-    wire.push(size(init.body) + String(url).length)
+    wire.push({ url: String(url), bytes: size(init.body) })
     return Promise.resolve(new Response(null, { status: 204 }))
   }
   window.XMLHttpRequest = class {
     open(method, url) { this.url = url }
     setRequestHeader() {}
     send(body) {
-      wire.push(size(body) + String(this.url).length)
+      wire.push({ url: String(this.url), bytes: size(body) })
       this.readyState = 4
       this.status = 200
       window.setTimeout(() => this.onreadystatechange && this.onreadystatechange(), 0)

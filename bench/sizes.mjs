@@ -45,7 +45,7 @@ export async function bundleAll() {
         replace({ preventAssignment: true, values: { 'process.env.NODE_ENV': '"production"' } }),
         nodeResolve({ browser: true }),
         commonjs(),
-        ...(process.env.BENCH_PLAIN ? [] : [terser()])
+        terser()
       ],
       onwarn: () => {}
     })

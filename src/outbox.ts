@@ -50,6 +50,7 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
   let entries: Entry[] = []
   let persist = persistAtStart
   let saving = false
+  let lazy: ReturnType<typeof setTimeout> | undefined
   // Whether the last write reached storage; when it did not, memory is the only copy.
   let durable = false
   // Set on pagehide: the stored outbox says its page is gone, for browsers without Web Locks.
@@ -60,30 +61,45 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
     if (locks && !release) locks.request(key, () => new Promise<void>((resolve) => (release = resolve))).catch(() => {})
   }
 
-  /** Applies the bounds, oldest first, and writes once per task however many events changed. */
-  const save = () => {
-    if (entries.length > MAX_EVENTS) onDrop(entries.splice(0, entries.length - MAX_EVENTS), 'overflow')
-    if (saving || !persist) return
-    saving = true
-    queueMicrotask(() => {
-      saving = false
-      const storage = store()
-      if (!storage || !persist) return
-      try {
-        const serialise = () => JSON.stringify({ t: released ? 0 : Date.now(), q: entries })
-        let json = serialise()
-        while (json.length > MAX_CHARS) {
-          onDrop(entries.splice(0, Math.ceil(entries.length / 10)), 'overflow')
-          json = serialise()
-        }
-        if (entries.length) storage.setItem(key, json)
-        else storage.removeItem(key)
-        durable = true
-      } catch {
-        // Quota, private mode, disabled: the events stay in memory and are still sent.
-        durable = false
+  const write = () => {
+    clearTimeout(lazy)
+    lazy = undefined
+    const storage = store()
+    if (!storage || !persist) return
+    try {
+      const serialise = () => JSON.stringify({ t: released ? 0 : Date.now(), q: entries })
+      let json = serialise()
+      while (json.length > MAX_CHARS) {
+        onDrop(entries.splice(0, Math.ceil(entries.length / 10)), 'overflow')
+        json = serialise()
       }
-    })
+      if (entries.length) storage.setItem(key, json)
+      else storage.removeItem(key)
+      durable = true
+    } catch {
+      // Quota, private mode, disabled: the events stay in memory and are still sent.
+      durable = false
+    }
+  }
+
+  /**
+   * Applies the bounds, oldest first, and writes once per task however many events changed:
+   * a new event is on disk before the task that tracked it ends. `later`: only events left,
+   * which at worst a crash would send twice (the collector keeps one by event_id), so the
+   * write waits a second and takes every delivered batch of a burst at once, instead of
+   * serialising what remains after each.
+   */
+  const save = (later?: boolean) => {
+    if (entries.length > MAX_EVENTS) onDrop(entries.splice(0, entries.length - MAX_EVENTS), 'overflow')
+    if (!persist) return
+    if (later) lazy ||= setTimeout(write, 1000)
+    else if (!saving) {
+      saving = true
+      queueMicrotask(() => {
+        saving = false
+        write()
+      })
+    }
   }
 
   hold()
@@ -98,10 +114,11 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
       save()
     },
     remove(done: Entry[]) {
-      entries = entries.filter((entry) => !done.includes(entry))
-      save()
+      const gone = new Set(done)
+      entries = entries.filter((entry) => !gone.has(entry))
+      save(true)
     },
-    changed: save,
+    changed: () => save(),
 
     /** Takes over the outboxes of pages that are gone; resolves how many events it adopted. */
     adopt(): Promise<number> {

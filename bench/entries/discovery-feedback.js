@@ -5,4 +5,4 @@ const tracker = createTracker({ key: 'KEY', endpoint: 'https://collector.example
 const click = (i) => tracker.clickItem({ rid: 's-0b5d5b8a', item_id: 'item-' + i, variant_item_id: 'variant-' + i })
 click(0)
 globalThis.benchClick = click
-globalThis.benchTracker = tracker
+globalThis.benchCreateTracker = createTracker

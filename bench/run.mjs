@@ -1,0 +1,51 @@
+import { writeFileSync } from 'node:fs'
+import { chromiumCost } from './chromium.mjs'
+import { clickCost } from './click.mjs'
+import { flushCost } from './flush.mjs'
+import { bundleAll, LIBRARIES, shipped } from './sizes.mjs'
+
+// One run on this machine, everything side by side: `npm run bench` at the top level.
+
+const OURS = 'discovery-feedback'
+const ratio = (ours, theirs) => (ours / theirs).toFixed(2)
+const round = (value, digits = 1) => Number(value.toFixed(digits))
+
+const bundles = await bundleAll()
+const files = shipped()
+const clicks = {}
+for (const name of LIBRARIES) clicks[name] = await clickCost(bundles[name].file)
+const flush = await flushCost(bundles[OURS].file)
+const browser = await chromiumCost()
+
+const rows = []
+const row = (measure, value, comparison = '') => rows.push({ measure, value, comparison })
+row('script tag (dist/discovery-feedback.min.js), brotli', files[OURS].brotli + ' B', `${ratio(files[OURS].brotli, files['search-insights'].brotli)}× search-insights.min.js (${files['search-insights'].brotli} B)`)
+for (const name of LIBRARIES.filter((name) => name != OURS)) {
+  row(`bundle: init + one click, brotli, vs ${name}`, bundles[OURS].brotli + ' B', `${ratio(bundles[OURS].brotli, bundles[name].brotli)}× (${bundles[name].brotli} B)`)
+}
+for (const name of LIBRARIES.filter((name) => name != OURS)) {
+  const ours = clicks[OURS].sync
+  const theirs = clicks[name].sync
+  row(`one tracked click, caller's thread, vs ${name}`, round(ours, 2) + ' µs', `${ratio(ours, theirs)}× (${round(theirs, 2)} µs)`)
+}
+row('one tracked click with the work it defers to the same task', round(clicks[OURS].total, 2) + ' µs')
+row('flush of 1,000 queued events (serialise + split)', round(flush.ms, 2) + ' ms', `${flush.requests} requests`)
+row('bytes on the wire per event', round(flush.bytesPerEvent) + ' B')
+row('Chromium: our main-thread time, page load to first request', round(browser.loadMs) + ' ms', 'CPU profiler samples in our file')
+row('Chromium: our main-thread time, 1,000-event burst until sent', round(browser.burstMs) + ' ms', 'CPU profiler samples in our file')
+row('Chromium: the 1,000 calls themselves, unprofiled', round(browser.burstCallsMs) + ' ms')
+row('Chromium: long tasks (> 50 ms) during the bursts', String(browser.longTasks))
+
+const results = {
+  date: new Date().toISOString().slice(0, 10),
+  command: 'npm run bench',
+  node: process.version,
+  rows,
+  raw: { bundles, shipped: files, clicks, flush, chromium: browser }
+}
+writeFileSync(new URL('results.json', import.meta.url), JSON.stringify(results, null, 2) + '\n')
+
+console.log(`\n${results.date}, ${results.command}, Node ${process.version}; medians\n`)
+console.log('| measure | discovery-feedback | compared |\n|---|---|---|')
+for (const { measure, value, comparison } of rows) console.log(`| ${measure} | ${value} | ${comparison} |`)
+console.log('\nWritten to bench/results.json')
