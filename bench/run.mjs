@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs'
 import { chromiumCost } from './chromium.mjs'
 import { clickCost } from './click.mjs'
 import { flushCost } from './flush.mjs'
-import { bundleAll, LIBRARIES, shipped } from './sizes.mjs'
+import { breakdown, bundleAll, LIBRARIES, shipped } from './sizes.mjs'
 
 // One run on this machine, everything side by side: `npm run bench` at the top level.
 
@@ -12,6 +12,7 @@ const round = (value, digits = 1) => Number(value.toFixed(digits))
 
 const bundles = await bundleAll()
 const files = shipped()
+const parts = await breakdown()
 const clicks = {}
 for (const name of LIBRARIES) clicks[name] = await clickCost(bundles[name].file)
 const flush = await flushCost(bundles[OURS].file)
@@ -41,11 +42,14 @@ const results = {
   command: 'npm run bench',
   node: process.version,
   rows,
-  raw: { bundles, shipped: files, clicks, flush, chromium: browser }
+  raw: { bundles, shipped: files, breakdown: parts, clicks, flush, chromium: browser }
 }
 writeFileSync(new URL('results.json', import.meta.url), JSON.stringify(results, null, 2) + '\n')
 
 console.log(`\n${results.date}, ${results.command}, Node ${process.version}; medians\n`)
 console.log('| measure | discovery-feedback | compared |\n|---|---|---|')
 for (const { measure, value, comparison } of rows) console.log(`| ${measure} | ${value} | ${comparison} |`)
+console.log('\nWhere the script tag\'s brotli bytes come from (estimated from its source map):\n')
+console.log('| source | minified | brotli |\n|---|---|---|')
+for (const { source, min, brotli } of parts) console.log(`| ${source} | ${min} B | ${brotli} B |`)
 console.log('\nWritten to bench/results.json')

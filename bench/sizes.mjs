@@ -5,6 +5,7 @@ import { nodeResolve } from '@rollup/plugin-node-resolve'
 import commonjs from '@rollup/plugin-commonjs'
 import replace from '@rollup/plugin-replace'
 import terser from '@rollup/plugin-terser'
+import { decode } from '@jridgewell/sourcemap-codec'
 
 export const LIBRARIES = ['discovery-feedback', 'search-insights', 'plausible-tracker', 'snowplow', 'findify']
 const here = new URL('.', import.meta.url)
@@ -63,3 +64,30 @@ export const shipped = () => ({
   'discovery-feedback': measure(readFileSync(new URL('../dist/discovery-feedback.min.js', here))),
   'search-insights': measure(readFileSync(new URL('node_modules/search-insights/dist/search-insights.min.js', here)))
 })
+
+/**
+ * Where the script tag's bytes come from: the project's own build of it, with a source map,
+ * each minified character charged to the source file it came from; brotli bytes shared out in
+ * the same proportion (an estimate: some code compresses better than other).
+ */
+export async function breakdown() {
+  const configs = (await import(new URL('../rollup.config.mjs', here))).default
+  const config = configs.find((entry) => entry.input == 'src/script.ts')
+  const bundle = await rollup({ ...config, onwarn: () => {} })
+  const { output } = await bundle.generate({ ...config.output, file: undefined, sourcemap: true })
+  await bundle.close()
+  const { code, map } = output[0]
+  const chars = {}
+  for (const [line, segments] of decode(map.mappings).entries()) {
+    const length = code.split('\n')[line].length
+    segments.forEach((segment, i) => {
+      const end = i + 1 < segments.length ? segments[i + 1][0] : length
+      const source = segment.length > 1 ? map.sources[segment[1]].replace(/^(\.\.\/)+/, '').replace(/^node_modules\/([^/]+)\/.*/, '$1') : '(wrapper)'
+      chars[source] = (chars[source] || 0) + end - segment[0]
+    })
+  }
+  const total = measure(code).brotli
+  return Object.entries(chars)
+    .sort((a, b) => b[1] - a[1])
+    .map(([source, count]) => ({ source, min: count, brotli: Math.round((total * count) / code.length) }))
+}
