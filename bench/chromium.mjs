@@ -62,7 +62,7 @@ export async function chromiumCost({ runs = 5, burst = 1000 } = {}) {
   const load = []
   const burstTime = []
   const burstTask = []
-  let longTasks = 0
+  const longTasks = []
   try {
     for (let run = 0; run < runs; run++) {
       const context = await browser.newContext()
@@ -94,7 +94,7 @@ export async function chromiumCost({ runs = 5, burst = 1000 } = {}) {
       const before = await page.evaluate(() => window.longTasks.length)
       burstTask.push(await page.evaluate(clicks, burst))
       await page.waitForTimeout(1500)
-      longTasks += (await page.evaluate(() => window.longTasks.length)) - before
+      longTasks.push(...(await page.evaluate((from) => window.longTasks.slice(from).map(([, duration]) => Math.round(duration)), before)))
       await context.close()
     }
   } finally {
