@@ -1,28 +1,12 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import { createTracker } from '../src/tracker'
-import type { Tracker } from '../src/types'
-import { network, resetPage, settle } from './helpers'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { isolateEachTest, make, network, settle } from './helpers'
 
-const ENDPOINT = 'https://collector.example/v3/feedback'
-const trackers: Tracker[] = []
-const make = (options = {}) => {
-  const tracker = createTracker({ key: 'KEY', endpoint: ENDPOINT, autoViewPage: false, ...options })
-  trackers.push(tracker)
-  return tracker
-}
 const click = (item_id: string) => ({ item_id, variant_item_id: item_id })
 const ours = () => ({ cookies: document.cookie, storage: Object.keys(localStorage) })
 const nothingOfOurs = { cookies: '', storage: [] }
 
-beforeEach(() => {
-  resetPage()
-  vi.useFakeTimers()
-})
+isolateEachTest()
 afterEach(() => {
-  trackers.splice(0).forEach((tracker) => tracker.destroy())
-  vi.useRealTimers()
-  vi.restoreAllMocks()
-  vi.unstubAllGlobals()
   delete (navigator as any).globalPrivacyControl
   delete (navigator as any).doNotTrack
 })
@@ -131,9 +115,11 @@ describe('Global Privacy Control and Do-Not-Track', () => {
   it('honours Do-Not-Track only when asked to', async () => {
     Object.defineProperty(navigator, 'doNotTrack', { value: '1', configurable: true })
     const net = network()
-    make().clickItem(click('1'))
-    make({ respectDoNotTrack: true }).clickItem(click('2'))
-    await Promise.all(trackers.map((tracker) => tracker.flush()))
+    const ignoring = make()
+    const respecting = make({ respectDoNotTrack: true })
+    ignoring.clickItem(click('1'))
+    respecting.clickItem(click('2'))
+    await Promise.all([ignoring.flush(), respecting.flush()])
     expect(net.events().map((event) => event.properties.item_id)).toEqual(['1'])
   })
 })

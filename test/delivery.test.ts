@@ -1,16 +1,8 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { beforeEach, describe, expect, it, vi } from 'vitest'
 import { MAX_EVENTS } from '../src/outbox'
-import { createTracker } from '../src/tracker'
-import type { Envelope, Tracker } from '../src/types'
-import { network, resetPage, setVisibility, settle } from './helpers'
+import type { Envelope } from '../src/types'
+import { isolateEachTest, make, network, setVisibility, settle } from './helpers'
 
-const ENDPOINT = 'https://collector.example/v3/feedback'
-const trackers: Tracker[] = []
-const make = (options = {}) => {
-  const tracker = createTracker({ key: 'KEY', endpoint: ENDPOINT, autoViewPage: false, ...options })
-  trackers.push(tracker)
-  return tracker
-}
 const click = (item_id = '42') => ({ item_id, variant_item_id: item_id + '-1' })
 
 /** The events every outbox in localStorage holds. */
@@ -19,16 +11,9 @@ const stored = (): Envelope[] =>
     .filter((key) => key.startsWith('df_outbox_'))
     .flatMap((key) => JSON.parse(localStorage.getItem(key)!).q.map((entry: { event: Envelope }) => entry.event))
 
+isolateEachTest()
 beforeEach(() => {
-  resetPage()
-  vi.useFakeTimers()
   vi.spyOn(console, 'error').mockImplementation(() => {})
-})
-afterEach(() => {
-  trackers.splice(0).forEach((tracker) => tracker.destroy())
-  vi.useRealTimers()
-  vi.restoreAllMocks()
-  vi.unstubAllGlobals()
 })
 
 describe('outbox', () => {

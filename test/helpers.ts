@@ -1,6 +1,31 @@
 import Cookies from 'js-cookie'
-import { vi } from 'vitest'
-import type { Envelope } from '../src/types'
+import { afterEach, beforeEach, vi } from 'vitest'
+import { createTracker } from '../src/tracker'
+import type { Envelope, Tracker, TrackerOptions } from '../src/types'
+
+export const ENDPOINT = 'https://collector.example/v3/feedback'
+const made: Tracker[] = []
+
+/** A tracker for a unit test, without the automatic view-page; `isolateEachTest` destroys it. */
+export function make(options: Partial<TrackerOptions> = {}) {
+  const tracker = createTracker({ key: 'KEY', endpoint: ENDPOINT, autoViewPage: false, ...options })
+  made.push(tracker)
+  return tracker
+}
+
+/** Each test starts on a clean page with fake timers; afterwards its trackers and stubs are gone. */
+export function isolateEachTest() {
+  beforeEach(() => {
+    resetPage()
+    vi.useFakeTimers()
+  })
+  afterEach(() => {
+    made.splice(0).forEach((tracker) => tracker.destroy())
+    vi.useRealTimers()
+    vi.restoreAllMocks()
+    vi.unstubAllGlobals()
+  })
+}
 
 type Answer = { status: number; headers?: Record<string, string> } | 'offline'
 

@@ -1,26 +1,10 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { createTracker } from '../src/tracker'
-import type { Tracker } from '../src/types'
-import { network, resetPage, setVisibility, settle } from './helpers'
+import { ENDPOINT, isolateEachTest, make, network, setVisibility, settle } from './helpers'
 
-const ENDPOINT = 'https://collector.example/v3/feedback'
-const trackers: Tracker[] = []
-const make = (options = {}) => {
-  const tracker = createTracker({ key: 'KEY', endpoint: ENDPOINT, autoViewPage: false, ...options })
-  trackers.push(tracker)
-  return tracker
-}
 const click = { rid: 's-1', item_id: '42', variant_item_id: '421' }
 
-beforeEach(() => {
-  resetPage()
-  vi.useFakeTimers()
-})
-afterEach(() => {
-  trackers.splice(0).forEach((tracker) => tracker.destroy())
-  vi.useRealTimers()
-  vi.restoreAllMocks()
-})
+isolateEachTest()
 
 describe('createTracker', () => {
   it('batches events into one request after the flush interval', () => {
