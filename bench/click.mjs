@@ -41,9 +41,8 @@ export function page(bundleFile) {
 }
 
 /**
- * Median µs per call over `runs` rounds of `calls` clicks. `sync` counts the loop alone; `total`
- * also counts what the library left for later on the same thread
- * once) in the microtasks that follow.
+ * Median µs per call over `runs` rounds of `calls` clicks. `sync` counts the calls alone;
+ * `total` adds the microtasks that follow them, the work a library defers within the same task.
  */
 export async function clickCost(bundleFile, { runs = 7, calls = 10000 } = {}) {
   const sync = []
