@@ -28,6 +28,11 @@ export default [
     output: { file: 'dist/discovery-feedback-client.min.js', format: 'iife' }
   },
   {
+    input: 'src/declarative-script.ts',
+    plugins: [typescript({ declaration: false, outDir: 'dist' }), terser({ compress: { passes: 2 }, format: { comments: false } })],
+    output: { file: 'dist/discovery-feedback-declarative.min.js', format: 'iife' }
+  },
+  {
     input: 'src/server.ts',
     external: ['nanoid', 'js-cookie'],
     plugins: [typescript({ declaration: true, declarationDir: 'dist', outDir: 'dist' })],

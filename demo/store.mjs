@@ -13,6 +13,7 @@ const orders = new Map()
 const STATIC = {
   '/discovery-feedback.min.js': '../dist/discovery-feedback.min.js',
   '/discovery-feedback-client.min.js': '../dist/discovery-feedback-client.min.js',
+  '/discovery-feedback-declarative.min.js': '../dist/discovery-feedback-declarative.min.js',
   '/esm/index.mjs': '../dist/index.mjs',
   '/esm/nanoid.js': '../node_modules/nanoid/index.browser.js',
   '/esm/url-alphabet/index.js': '../node_modules/nanoid/url-alphabet/index.js',
@@ -129,12 +130,13 @@ function showShelf(id, title, request) {
 
 const STUB = `<script>window.discoveryFeedback=window.discoveryFeedback||function(){(discoveryFeedback.q=discoveryFeedback.q||[]).push(arguments)};</script>`
 
-/** A store page: the stub and its early calls, then the async script tag, as README shows. */
+/** A store page: the stub and its early calls, then the async script tags (tracker, declarative add-on), as README shows. */
 function page(context, title, body, { early = '', scripts = '' } = {}) {
   return `<!doctype html><html lang="en"><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>${escape(title)} · Demo store</title><style>${CSS}</style>
 ${STUB}${early ? `<script>${early}</script>` : ''}
 <script async src="/discovery-feedback.min.js" data-key="${escape(context.key)}" data-endpoint="${escape(context.endpoint)}"></script>
+<script async src="/discovery-feedback-declarative.min.js"></script>
 <script src="/discovery-feedback-client.min.js"></script>
 <header><strong>Demo store</strong><span class="search"><input id="search" type="search" placeholder="Search products" autocomplete="off"><span id="results"></span></span><a href="/">Home</a><a href="/cart">Cart <span id="cart-count"></span></a><a href="/spa">SPA</a><a href="/inspector" target="_blank">Inspector</a></header>
 <main>${body}</main>

@@ -7,7 +7,8 @@ import type { Tracker } from './types'
  *   <button data-df-add-to-cart data-df-quantity="2"> inside such a tile        add-to-cart instead
  *   <script type="application/json" data-df-purchase>{…}</script>               purchase on load
  *   <script type="application/json" data-df-cart>{"line_items": […]}</script>   update-cart on load
- * The rid may sit on the element or any ancestor, e.g. once on a shelf.
+ * The rid may sit on the element or any ancestor, e.g. once on a shelf. Only `track` is
+ * needed, so the script-tag add-on can hand in the page's command function instead of a tracker.
  */
 
 const attribute = (element: Element, name: string) => {
@@ -16,7 +17,7 @@ const attribute = (element: Element, name: string) => {
 }
 
 /** Starts declarative tracking; returns the function that stops it. */
-export function trackDeclarative(tracker: Tracker): () => void {
+export function trackDeclarative(tracker: Pick<Tracker, 'track'>): () => void {
   // One listener for the whole document: it sees clicks on child elements and on tiles added
   // later. Capture phase, so a page that stops propagation still gets its click tracked.
   const onClick = (event: Event) => {
@@ -30,13 +31,13 @@ export function trackDeclarative(tracker: Tracker): () => void {
     }
     const button = (target as Element).closest('[data-df-add-to-cart]')
     if (button && tile.contains(button)) {
-      tracker.addToCart({ ...properties, rid: properties.rid!, quantity: Number(attribute(button, 'quantity') || 1) })
-    } else tracker.clickItem(properties)
+      tracker.track('add-to-cart', { ...properties, rid: properties.rid!, quantity: Number(attribute(button, 'quantity') || 1) })
+    } else tracker.track('click-item', properties)
   }
   const readBlocks = () => {
-    for (const [selector, send] of [
-      ['purchase', tracker.purchase],
-      ['cart', tracker.updateCart]
+    for (const [selector, event] of [
+      ['purchase', 'purchase'],
+      ['cart', 'update-cart']
     ] as const) {
       document.querySelectorAll<HTMLScriptElement>('script[type="application/json"][data-df-' + selector + ']:not([data-df-sent])').forEach((block) => {
         block.setAttribute('data-df-sent', '')
@@ -46,7 +47,7 @@ export function trackDeclarative(tracker: Tracker): () => void {
         } catch {
           data = 'not JSON' // the tracker reports it, naming the event
         }
-        send(data)
+        tracker.track(event, data)
       })
     }
   }

@@ -1,4 +1,3 @@
-import { trackDeclarative } from './declarative'
 import { createTracker } from './tracker'
 import type { CommandFunction, Tracker, TrackerOptions } from './types'
 
@@ -47,7 +46,6 @@ function optionsFromDataset(script: HTMLOrSVGScriptElement | null): TrackerOptio
 
   const start = (options: TrackerOptions) => {
     tracker = discoveryFeedback.tracker = createTracker(options)
-    trackDeclarative(tracker)
     waiting.forEach((call) => run(tracker!, call))
     waiting = []
   }

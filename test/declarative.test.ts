@@ -4,12 +4,7 @@ import type { Tracker } from '../src/types'
 
 const fakeTracker = () => {
   const calls: [string, unknown][] = []
-  const tracker = {
-    clickItem: (properties: unknown) => calls.push(['click-item', properties]),
-    addToCart: (properties: unknown) => calls.push(['add-to-cart', properties]),
-    purchase: (properties: unknown) => calls.push(['purchase', properties]),
-    updateCart: (properties: unknown) => calls.push(['update-cart', properties])
-  } as unknown as Tracker
+  const tracker: Pick<Tracker, 'track'> = { track: (event, properties) => void calls.push([event, properties]) }
   return { tracker, calls }
 }
 

@@ -88,4 +88,25 @@ describe('script tag', () => {
     const second = await loadScript({ key: 'KEY', endpoint: ENDPOINT, autoViewPage: 'false' })
     expect(second).toBe(first)
   })
+
+  it('the declarative add-on queues clicks until the tracker loads, then sends through it, once', async () => {
+    const beacons = network()
+    document.body.innerHTML = '<a id="tile" data-df-item-id="42" data-df-variant-id="421" data-df-rid="s-1"><b>Shoe</b></a>'
+    const loadAddOn = async () => {
+      vi.resetModules()
+      await import('../src/declarative-script')
+    }
+    await loadAddOn()
+    document.querySelector('b')!.click()
+    expect(global.discoveryFeedback.q).toHaveLength(1)
+    const discoveryFeedback = await loadScript({ key: 'KEY', endpoint: ENDPOINT, autoViewPage: 'false' })
+    await loadAddOn() // a second copy must not double the clicks
+    document.querySelector('b')!.click()
+    discoveryFeedback('flush')
+    expect(beacons.events().map((event) => [event.event, event.properties])).toEqual([
+      ['click-item', { item_id: '42', variant_item_id: '421', rid: 's-1' }],
+      ['click-item', { item_id: '42', variant_item_id: '421', rid: 's-1' }]
+    ])
+    delete (window as any).discoveryFeedbackDeclarative
+  })
 })

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 // @ts-expect-error plain ES module without types
 import { startDemo } from '../../demo/server.mjs'
 import type { Envelope } from '../../src/types'
-import { launch, leave, sleep, startCollector, startPages, STUB, waitFor, watch } from './harness'
+import { launch, leave, sleep, startCollector, startPages, waitFor, watch } from './harness'
 
 let browser: Browser
 let context: BrowserContext
@@ -96,10 +96,12 @@ describe('declarative tracking in Chromium', () => {
   it('data-df-* attributes and the purchase block produce the same events as manual calls', async () => {
     const [collector, pages] = await Promise.all([startCollector(), startPages()])
     const order = { order_id: 'o-9', currency: 'EUR', revenue: 20, line_items: [{ item_id: '5', variant_item_id: '51', unit_price: 20, quantity: 1 }] }
+    // The add-on comes first and the page has no stub: it installs one, and its purchase waits
+    // in the queue for the tracker, which is held back.
     pages.page(
       '/declarative',
-      STUB +
-        `<script async src="/discovery-feedback.min.js" data-key="KEY" data-endpoint="${collector.url}" data-auto-view-page="false"></script>` +
+      `<script async src="/discovery-feedback-declarative.min.js"></script>` +
+        `<script async src="/discovery-feedback.min.js?delay=150" data-key="KEY" data-endpoint="${collector.url}" data-auto-view-page="false"></script>` +
         `<section data-df-rid="s-shelf"><a id="tile" data-df-item-id="5" data-df-variant-id="51" href="#"><b>Tile</b></a>` +
         `<div data-df-item-id="6" data-df-variant-id="61"><button id="add" data-df-add-to-cart>Add</button></div></section>` +
         `<script type="application/json" data-df-purchase>${JSON.stringify(order)}</script>`
