@@ -2,52 +2,34 @@ import nodeResolve from '@rollup/plugin-node-resolve'
 import terser from '@rollup/plugin-terser'
 import typescript from '@rollup/plugin-typescript'
 
-// One source, three builds. The module builds leave nanoid and js-cookie to the shop's
-// bundler; the script tag carries them, in their browser builds.
+// One source, a module build per entry and a script tag per page-facing file. The module
+// builds leave nanoid and js-cookie to the shop's bundler; the script tags carry them, in
+// their browser builds.
+const moduleBuild = (name, external = ['nanoid', 'js-cookie']) => ({
+  input: `src/${name}.ts`,
+  external,
+  plugins: [typescript({ declaration: true, declarationDir: 'dist', outDir: 'dist' })],
+  output: [
+    { file: `dist/${name}.mjs`, format: 'es' },
+    { file: `dist/${name}.cjs`, format: 'cjs' }
+  ]
+})
+
+const scriptTag = (input, file) => ({
+  input,
+  plugins: [
+    nodeResolve({ browser: true }),
+    typescript({ declaration: false, outDir: 'dist' }),
+    terser({ compress: { passes: 2 }, format: { comments: false } })
+  ],
+  output: { file, format: 'iife' }
+})
+
 export default [
-  {
-    input: 'src/index.ts',
-    external: ['nanoid', 'js-cookie'],
-    plugins: [typescript({ declaration: true, declarationDir: 'dist', outDir: 'dist' })],
-    output: [
-      { file: 'dist/index.mjs', format: 'es' },
-      { file: 'dist/index.cjs', format: 'cjs' }
-    ]
-  },
-  {
-    input: 'src/client.ts',
-    plugins: [typescript({ declaration: true, declarationDir: 'dist', outDir: 'dist' })],
-    output: [
-      { file: 'dist/client.mjs', format: 'es' },
-      { file: 'dist/client.cjs', format: 'cjs' }
-    ]
-  },
-  {
-    input: 'src/client-script.ts',
-    plugins: [typescript({ declaration: false, outDir: 'dist' }), terser({ compress: { passes: 2 }, format: { comments: false } })],
-    output: { file: 'dist/discovery-feedback-client.min.js', format: 'iife' }
-  },
-  {
-    input: 'src/declarative-script.ts',
-    plugins: [typescript({ declaration: false, outDir: 'dist' }), terser({ compress: { passes: 2 }, format: { comments: false } })],
-    output: { file: 'dist/discovery-feedback-declarative.min.js', format: 'iife' }
-  },
-  {
-    input: 'src/server.ts',
-    external: ['nanoid', 'js-cookie'],
-    plugins: [typescript({ declaration: true, declarationDir: 'dist', outDir: 'dist' })],
-    output: [
-      { file: 'dist/server.mjs', format: 'es' },
-      { file: 'dist/server.cjs', format: 'cjs' }
-    ]
-  },
-  {
-    input: 'src/script.ts',
-    plugins: [
-      nodeResolve({ browser: true }),
-      typescript({ declaration: false, outDir: 'dist' }),
-      terser({ compress: { passes: 2 }, format: { comments: false } })
-    ],
-    output: { file: 'dist/discovery-feedback.min.js', format: 'iife' }
-  }
+  moduleBuild('index'),
+  moduleBuild('client', []),
+  moduleBuild('server'),
+  scriptTag('src/client-script.ts', 'dist/discovery-feedback-client.min.js'),
+  scriptTag('src/declarative-script.ts', 'dist/discovery-feedback-declarative.min.js'),
+  scriptTag('src/script.ts', 'dist/discovery-feedback.min.js')
 ]
