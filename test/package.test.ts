@@ -33,9 +33,12 @@ describe('the package in Node', () => {
     expect(readFileSync(manifest.exports['.'].types, 'utf8')).toContain('createTracker')
   })
 
-  it('builds a script tag that needs neither eval nor new Function (strict CSP)', () => {
-    const iife = readFileSync('dist/discovery-feedback.min.js', 'utf8')
-    expect(iife).not.toMatch(/\beval\(|new Function|Function\(/)
-    expect(iife).not.toMatch(/\bimport\b|\brequire\(/)
-  })
+  it.each(['discovery-feedback', 'discovery-feedback-declarative', 'discovery-feedback-client'])(
+    'builds %s.min.js as a script tag that needs neither eval nor new Function (strict CSP)',
+    (name) => {
+      const iife = readFileSync(`dist/${name}.min.js`, 'utf8')
+      expect(iife).not.toMatch(/\beval\(|new Function|Function\(/)
+      expect(iife).not.toMatch(/\bimport\b|\brequire\(/)
+    }
+  )
 })
