@@ -101,5 +101,5 @@ export async function chromiumCost({ runs = 5, burst = 1000 } = {}) {
     await browser.close()
     server.close()
   }
-  return { loadMs: median(load), burstMs: median(burstTime), burstCallsMs: median(burstTask), longTasks }
+  return { loadMs: median(load), burstMs: median(burstTime), burstCallsMs: median(burstTask), longTasks, bursts: runs }
 }

@@ -35,7 +35,11 @@ row('bytes on the wire per event', round(flush.bytesPerEvent) + ' B')
 row('Chromium: our main-thread time, page load to first request', round(browser.loadMs) + ' ms', 'CPU profiler samples in our file')
 row('Chromium: our main-thread time, 1,000-event burst until sent', round(browser.burstMs) + ' ms', 'CPU profiler samples in our file')
 row('Chromium: the 1,000 calls themselves, unprofiled', round(browser.burstCallsMs) + ' ms')
-row('Chromium: long tasks (> 50 ms) during the unprofiled bursts', String(browser.longTasks.length), browser.longTasks.length ? 'lasting ' + browser.longTasks.join(', ') + ' ms' : '5 bursts')
+row(
+  'Chromium: long tasks (> 50 ms) during the unprofiled bursts',
+  String(browser.longTasks.length),
+  browser.bursts + ' bursts' + (browser.longTasks.length ? ', lasting ' + browser.longTasks.join(', ') + ' ms' : '')
+)
 
 const results = {
   date: new Date().toISOString().slice(0, 10),

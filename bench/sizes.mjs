@@ -77,9 +77,10 @@ export async function breakdown() {
   const { output } = await bundle.generate({ ...config.output, file: undefined, sourcemap: true })
   await bundle.close()
   const { code, map } = output[0]
+  const lines = code.split('\n')
   const chars = {}
   for (const [line, segments] of decode(map.mappings).entries()) {
-    const length = code.split('\n')[line].length
+    const length = lines[line].length
     segments.forEach((segment, i) => {
       const end = i + 1 < segments.length ? segments[i + 1][0] : length
       const source = segment.length > 1 ? map.sources[segment[1]].replace(/^(\.\.\/)+/, '').replace(/^node_modules\/([^/]+)\/.*/, '$1') : '(wrapper)'

@@ -1,8 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import type { CommandFunction } from '../src/types'
-import { network, resetPage } from './helpers'
+import { ENDPOINT, network, resetPage } from './helpers'
 
-const ENDPOINT = 'https://collector.example/v3/feedback'
 const STUB = 'window.discoveryFeedback=window.discoveryFeedback||function(){(discoveryFeedback.q=discoveryFeedback.q||[]).push(arguments)};'
 const global = window as unknown as { discoveryFeedback?: any }
 
@@ -27,6 +26,7 @@ beforeEach(() => {
 afterEach(() => {
   global.discoveryFeedback?.tracker?.destroy()
   delete global.discoveryFeedback
+  delete (window as any).discoveryFeedbackDeclarative
   vi.useRealTimers()
   vi.restoreAllMocks()
 })
@@ -107,6 +107,5 @@ describe('script tag', () => {
       ['click-item', { item_id: '42', variant_item_id: '421', rid: 's-1' }],
       ['click-item', { item_id: '42', variant_item_id: '421', rid: 's-1' }]
     ])
-    delete (window as any).discoveryFeedbackDeclarative
   })
 })
