@@ -1,4 +1,8 @@
+import { encode } from './json'
 import type { Entry } from './outbox'
+
+/** An entry's JSON text, made once: for its size when tracked, for storage and for every request. */
+export const jsonOf = (entry: Entry) => (entry.json ||= encode(entry.event))
 
 /**
  * UTF-8 size of a string without copying it, as a TextEncoder would. A lone surrogate half
@@ -13,24 +17,27 @@ export function byteLength(text: string): number {
   return bytes
 }
 
+/** Whether an event alone, between the array's brackets, is over `maxBytes`. */
+export const tooLarge = (entry: Entry, maxBytes: number) => byteLength(jsonOf(entry)) + 2 > maxBytes
+
 /**
  * Packs entries, in order, into JSON-array bodies of at most `maxBytes` each, so that no
  * request reaches the browser's 64 KiB keepalive limit (Fetch standard, "keepalive").
  * Returns each body with its entries and its size. An event too large for any body on its
- * own is handed to `tooLarge` instead.
+ * own is handed to `onTooLarge` instead.
  */
-export function pack(entries: Entry[], maxBytes: number, tooLarge: (entry: Entry) => void): [body: string, entries: Entry[], bytes: number][] {
+export function pack(entries: Entry[], maxBytes: number, onTooLarge: (entry: Entry) => void): [body: string, entries: Entry[], bytes: number][] {
   const bodies: [string, Entry[], number][] = []
   let body = ''
   let size = 1 // the closing bracket
   let members: Entry[] = []
   for (const entry of entries) {
-    const json = JSON.stringify(entry.event)
-    const bytes = byteLength(json) + 1 // with the bracket or comma before it
-    if (bytes + 1 > maxBytes) {
-      tooLarge(entry)
+    if (tooLarge(entry, maxBytes)) {
+      onTooLarge(entry)
       continue
     }
+    const json = jsonOf(entry)
+    const bytes = byteLength(json) + 1 // with the bracket or comma before it
     if (size + bytes > maxBytes) {
       bodies.push([body + ']', members, size])
       body = ''

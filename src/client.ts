@@ -1,3 +1,4 @@
+import { encode } from './json'
 import { remember, ridFor } from './rids'
 import type { ClientOptions, DiscoveryClient, DiscoveryError, EventName, Meta, RequestOptions, Tracker } from './types'
 
@@ -20,9 +21,14 @@ const LINKED: Record<string, [event: EventName, kind: 'item' | 'suggestion']> = 
 const linked = new WeakSet<Tracker>()
 
 function fillRid(kind: 'item' | 'suggestion', properties: any) {
-  if (!properties || typeof properties != 'object' || properties.rid != null) return properties
-  const rid = ridFor(kind, kind == 'item' ? properties.item_id : properties.suggestion)
-  return rid ? { ...properties, rid } : properties
+  try {
+    if (!properties || typeof properties != 'object' || properties.rid != null) return properties
+    const rid = ridFor(kind, kind == 'item' ? properties.item_id : properties.suggestion)
+    return rid ? { ...properties, rid } : properties
+  } catch {
+    // Properties that throw when read: the tracker's rules read them again and report it.
+    return properties
+  }
 }
 
 /**
@@ -34,7 +40,7 @@ function link(tracker: Tracker) {
   if (linked.has(tracker)) return
   linked.add(tracker)
   const methods = tracker as any
-  for (const method in LINKED) {
+  for (const method of Object.keys(LINKED)) {
     const original = methods[method]
     methods[method] = (properties: unknown) => original(fillRid(LINKED[method][1], properties))
   }
@@ -102,13 +108,13 @@ export function createClient(options: ClientOptions): DiscoveryClient {
     if (options.jsonp) {
       // A script element sends no headers: the key goes in the query, every field as JSON.
       const query = new URLSearchParams({ key })
-      for (const field in payload) if (payload[field] !== undefined) query.set(field, JSON.stringify(payload[field]))
+      for (const field of Object.keys(payload)) if (payload[field] !== undefined) query.set(field, encode(payload[field]))
       answer = jsonp(base + route + '?' + query, controller.signal)
     } else {
       answer = fetch(base + route, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'x-key': key },
-        body: JSON.stringify(payload),
+        body: encode(payload),
         signal: controller.signal
       }).then((response) =>
         response.json().then(

@@ -36,6 +36,17 @@ export function siteDomain(): string | undefined {
   }
 }
 
+/**
+ * Runs a cookie access. `document.cookie` throws a SecurityError in a frame sandboxed without
+ * allow-same-origin and in some embedded webviews; there the ids live in memory for the page,
+ * as where cookies are blocked.
+ */
+const attempt = <T>(access: () => T): T | undefined => {
+  try {
+    return access()
+  } catch {}
+}
+
 export interface Identity {
   /** The shopper for an event. `store`: may cookies be read and written (consent, storage mode). */
   user(overrides: Partial<User>, store: boolean): User
@@ -69,13 +80,15 @@ export function createIdentity(options: TrackerOptions): Identity {
     // a second of the last renewal the cookie can only be a second fresher, so a burst of
     // events touches it once.
     if (held && held[2] == store && held[1] - lifetime + 1000 > now) return held[0]
-    let id = store ? Cookies.get(name) : undefined
+    let id = store ? attempt(() => Cookies.get(name)) : undefined
     if (!id || !OUR_ID.test(id)) id = held && held[1] > now ? held[0] : nanoid()
     memory[name] = [id, now + lifetime, store]
     if (store) {
-      // Found on first use, not at creation: probing writes cookies, which needs consent too.
-      if (domain == 'auto') domain = siteDomain()
-      Cookies.set(name, id, { ...attributes, domain, expires: new Date(now + lifetime) })
+      attempt(() => {
+        // Found on first use, not at creation: probing writes cookies, which needs consent too.
+        if (domain == 'auto') domain = siteDomain()
+        Cookies.set(name, id!, { ...attributes, domain, expires: new Date(now + lifetime) })
+      })
     }
     return id
   }
@@ -92,10 +105,12 @@ export function createIdentity(options: TrackerOptions): Identity {
       lang: overrides.lang || navigatorLanguages.filter(Boolean)
     }),
     forget() {
-      if (domain == 'auto') domain = siteDomain()
       for (const name of [UID_COOKIE, SID_COOKIE]) {
         delete memory[name]
-        Cookies.remove(name, { path: '/', domain: domain == 'auto' ? undefined : domain })
+        attempt(() => {
+          if (domain == 'auto') domain = siteDomain()
+          Cookies.remove(name, { path: '/', domain: domain == 'auto' ? undefined : domain })
+        })
       }
     }
   }
@@ -118,7 +133,7 @@ const USER_RULES: Record<string, [test: (value: unknown) => boolean, rule: strin
 export function checkUser(event: string, user: unknown): Partial<User> {
   if (!user || typeof user != 'object') throw feedbackError(event, 'user', 'must be an object')
   const checked: Record<string, unknown> = {}
-  for (const field in USER_RULES) {
+  for (const field of Object.keys(USER_RULES)) {
     const value = (user as Record<string, unknown>)[field]
     if (value == null) continue
     const [test, rule] = USER_RULES[field]

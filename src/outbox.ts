@@ -1,9 +1,14 @@
 import { nanoid } from 'nanoid'
+import { jsonOf } from './batch'
 import type { Envelope } from './types'
 
-/** A queued event. `sending` is set while a fetch carries it; `beaconed` once a beacon took it without confirmation. */
+/**
+ * A queued event. `json` is its wire text, made once; `sending` is set while a fetch carries
+ * it; `beaconed` once a beacon took it without confirmation.
+ */
 export interface Entry {
   event: Envelope
+  json?: string
   sending?: boolean
   beaconed?: boolean
 }
@@ -67,7 +72,8 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
     const storage = store()
     if (!storage || !persist) return
     try {
-      const serialise = () => JSON.stringify({ t: released ? 0 : Date.now(), q: entries })
+      // Each event's text is made once and reused; only the queue around it is written anew.
+      const serialise = () => '{"t":' + (released ? 0 : Date.now()) + ',"q":[' + entries.map((entry) => '{"event":' + jsonOf(entry) + '}').join() + ']}'
       let json = serialise()
       while (json.length > MAX_CHARS) {
         onDrop(entries.splice(0, Math.ceil(entries.length / 10)), 'overflow')
@@ -109,8 +115,8 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
     get entries() {
       return entries
     },
-    add(event: Envelope) {
-      entries.push({ event })
+    add(entry: Entry) {
+      entries.push(entry)
       save()
     },
     remove(done: Entry[]) {

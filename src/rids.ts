@@ -1,3 +1,5 @@
+import { encode } from './json'
+
 /**
  * Remembers which response showed which item or suggestion, so a click can carry that
  * response's `meta.rid` (SPEC "Links to operations") without the shop carrying it by hand.
@@ -24,7 +26,8 @@ const session = (): Storage | undefined => {
 function load(): Seen[] {
   const storage = session()
   try {
-    if (storage) memory = JSON.parse(storage.getItem(KEY) || '[]')
+    const stored = storage && JSON.parse(storage.getItem(KEY) || '[]')
+    if (Array.isArray(stored)) memory = stored
   } catch {
     // Unreadable: start over.
   }
@@ -36,7 +39,7 @@ export function remember(rid: string, items: string[], suggestions: string[]) {
   const seen = [[rid, items.slice(0, 200), suggestions.slice(0, 50)] as Seen, ...load().filter(([other]) => other != rid)].slice(0, MAX_RESPONSES)
   memory = seen
   try {
-    session()?.setItem(KEY, JSON.stringify(seen))
+    session()?.setItem(KEY, encode(seen))
   } catch {
     // Quota or blocked: the page's memory still links this page's clicks.
   }

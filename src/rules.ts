@@ -54,7 +54,8 @@ function check(event: string, schema: Schema, input: any, path: string): Record<
   // Only the fields SPEC defines are copied: the caller may reuse or change its object after
   // the call, and the queued event must stay as it was when tracked.
   const properties: Record<string, unknown> = {}
-  for (const field in schema) {
+  // Own keys: a page that adds an enumerable property to Object.prototype must not add a field.
+  for (const field of Object.keys(schema)) {
     const kind = schema[field]
     const value = input[field]
     const name = path + field

@@ -17,7 +17,7 @@ function optionsFromDataset(script: HTMLOrSVGScriptElement | null): TrackerOptio
   const data = script && script.dataset
   if (!data || !data.key) return
   const options: Record<string, unknown> = {}
-  for (const name in data) {
+  for (const name of Object.keys(data)) {
     const value = data[name]!
     options[name] = value == 'true' ? true : value == 'false' ? false : NUMERIC_OPTIONS.test(name) ? +value : value
   }
@@ -25,7 +25,8 @@ function optionsFromDataset(script: HTMLOrSVGScriptElement | null): TrackerOptio
 }
 
 ;(() => {
-  const existing = (window as any).discoveryFeedback
+  // Not a function: no stub, or an element whose id the browser exposes under that name.
+  const existing = typeof (window as any).discoveryFeedback == 'function' ? (window as any).discoveryFeedback : undefined
   // Loaded twice: the first copy owns the page, a second tracker would double every event.
   if (existing && existing.createTracker) return
   const queued: ArrayLike<unknown>[] = (existing && existing.q) || []
@@ -33,14 +34,15 @@ function optionsFromDataset(script: HTMLOrSVGScriptElement | null): TrackerOptio
   let tracker: Tracker | undefined
   let waiting: Call[] = []
 
+  // Strict comparisons: a command that is an object must reach the rules, not have its toString run here.
   const run = (tracker: Tracker, [command, ...args]: Call) =>
-    command == 'flush'
+    command === 'flush'
       ? tracker.flush()
-      : command == 'user'
+      : command === 'user'
         ? tracker.identify(args[0])
-        : command == 'consent'
+        : command === 'consent'
           ? tracker.consent(args[0])
-          : command == 'reset'
+          : command === 'reset'
             ? tracker.reset()
             : tracker.track(command as any, args[0])
 
@@ -52,12 +54,15 @@ function optionsFromDataset(script: HTMLOrSVGScriptElement | null): TrackerOptio
 
   const command = (...call: Call) => {
     try {
-      if (call[0] != 'init') return tracker ? run(tracker, call) : void waiting.push(call)
+      if (call[0] !== 'init') return tracker ? run(tracker, call) : void waiting.push(call)
       if (tracker) console.error('discovery-feedback: init: a tracker already exists on this page')
       else start(call[1])
     } catch (error) {
-      // Only a strict tracker throws; its error is shown, never thrown into the page.
-      console.error(error)
+      // Only a strict tracker throws, or a queued call the page left malformed: shown, never
+      // thrown into the page.
+      try {
+        console.error(error)
+      } catch {}
     }
   }
   const discoveryFeedback = command as unknown as CommandFunction
@@ -65,5 +70,5 @@ function optionsFromDataset(script: HTMLOrSVGScriptElement | null): TrackerOptio
   ;(window as any).discoveryFeedback = discoveryFeedback
 
   if (fromDataset) command('init', fromDataset)
-  for (const args of Array.from(queued)) command(...(Array.from(args) as Call))
+  for (const args of Array.from(queued)) command(...((args && Array.from(args)) || []) as Call)
 })()

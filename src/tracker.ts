@@ -1,3 +1,4 @@
+import { tooLarge } from './batch'
 import { createDelivery, type Reason } from './delivery'
 import { envelope } from './envelope'
 import { feedbackError } from './error'
@@ -26,7 +27,14 @@ const WHY: Record<Reason, string> = {
  * Where there is no `window` (server rendering) every call does nothing.
  */
 export function createTracker(options: TrackerOptions): Tracker {
-  const settings = (options && typeof options == 'object' ? options : {}) as TrackerOptions
+  // A copy, read once: getters on the caller's object run here, inside a guard, and never again.
+  let settings = {} as TrackerOptions
+  let unreadable = false
+  try {
+    settings = { ...options }
+  } catch {
+    unreadable = true
+  }
   const { key, endpoint, onError, strict, debug } = settings
   const maxEvents = settings.maxBatchEvents || 20
   const maxBytes = Math.min(settings.maxBatchBytes || 16384, MAX_BODY)
@@ -53,12 +61,13 @@ export function createTracker(options: TrackerOptions): Tracker {
 
   /** Every fault ends here: the console for the developer, onError for the shop's monitoring. */
   const report = (error: FeedbackError) => {
-    console.error(error.message)
+    // Neither a console that a page replaced nor a failing handler may turn one fault into two.
+    try {
+      console.error(error.message)
+    } catch {}
     try {
       onError && onError(error)
-    } catch {
-      // A failing handler must not turn one fault into two.
-    }
+    } catch {}
   }
 
   const drop = (entries: Entry[], reason: Reason, detail?: string) => {
@@ -73,14 +82,23 @@ export function createTracker(options: TrackerOptions): Tracker {
     )
   }
 
-  /** Public methods run inside this: no exception reaches the page, except in strict mode. */
+  /**
+   * Public methods run inside this: nothing a caller's data throws reaches the page, except in
+   * strict mode. What was thrown may itself throw when read (a getter throwing
+   * `Object.create(null)`, an error whose toString throws), so it is read inside a guard too.
+   */
   const guard =
     <A extends unknown[], R>(method: (...args: A) => R) =>
     (...args: A): R | undefined => {
       try {
         return method(...args)
       } catch (caught) {
-        const error = isFeedbackError(caught) ? caught : feedbackError(undefined, undefined, String(caught))
+        let error: FeedbackError
+        try {
+          error = isFeedbackError(caught) ? caught : feedbackError(undefined, undefined, 'failed: ' + String(caught))
+        } catch {
+          error = feedbackError(undefined, undefined, 'failed: ' + typeof caught + ' thrown')
+        }
         dropped.invalid++
         if (strict) throw error
         report(error)
@@ -124,7 +142,10 @@ export function createTracker(options: TrackerOptions): Tracker {
   // Until consent, events wait without a user: reading or writing the identity cookies needs
   // consent too. They get the shopper's identity the moment it is granted.
   const push = (event: EventName, properties: Record<string, unknown>) => {
-    outbox!.add(envelope(event, properties, key, granted() ? identity!.user(overrides, true) : (undefined as never)))
+    const entry: Entry = { event: envelope(event, properties, key, granted() ? identity!.user(overrides, true) : (undefined as never)) }
+    // Refused now rather than at sending: in the outbox it would take the place of events that can go.
+    if (tooLarge(entry, maxBytes)) return drop([entry], 'too_large')
+    outbox!.add(entry)
     if (debug) console.log('discovery-feedback:', event, properties)
     schedule(outbox!.entries.length < maxEvents ? interval : 0)
   }
@@ -165,6 +186,8 @@ export function createTracker(options: TrackerOptions): Tracker {
   const cleanups: (() => void)[] = []
   if (!browser) {
     // Server rendering: nothing to track, nothing to report.
+  } else if (unreadable) {
+    broken = feedbackError('init', 'options', 'could not be read')
   } else if (!key || typeof key != 'string') {
     broken = feedbackError('init', 'key', 'is required: the merchant API key (SPEC "Authentication")')
   } else if (!endpoint || typeof endpoint != 'string') {
@@ -235,7 +258,12 @@ export function createTracker(options: TrackerOptions): Tracker {
       outbox.forget()
       identity!.forget()
     } else if (state == 'granted') {
-      outbox.entries.forEach((entry) => (entry.event.user ||= identity!.user(overrides, true)))
+      for (const entry of outbox.entries) {
+        if (!entry.event.user) {
+          entry.event.user = identity!.user(overrides, true)
+          entry.json = undefined
+        }
+      }
       outbox.setPersist(!memoryOnly)
       adopt()
       flush()
