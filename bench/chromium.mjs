@@ -10,7 +10,7 @@ import { median } from './click.mjs'
  */
 
 const SCRIPT = readFileSync(new URL('../dist/discovery-feedback.min.js', import.meta.url))
-const STUB = `<script>window.discoveryFeedback=window.discoveryFeedback||function(){(discoveryFeedback.q=discoveryFeedback.q||[]).push(arguments)};</script>`
+const STUB = `<script>window.discoveryFeedback=typeof discoveryFeedback=="function"?discoveryFeedback:function(){(discoveryFeedback.q=discoveryFeedback.q||[]).push(arguments)};</script>`
 const PAGE = `<!doctype html><meta charset="utf-8"><title>A product</title>${STUB}
 <script>window.longTasks=[];new PerformanceObserver((list)=>longTasks.push(...list.getEntries().map((task)=>[task.startTime,task.duration]))).observe({type:'longtask'})</script>
 <h1>A product</h1><p>${'Text of a product page. '.repeat(200)}</p>`

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import type { CommandFunction } from '../src/types'
 import { ENDPOINT, network, resetPage } from './helpers'
 
-const STUB = 'window.discoveryFeedback=window.discoveryFeedback||function(){(discoveryFeedback.q=discoveryFeedback.q||[]).push(arguments)};'
+const STUB = 'window.discoveryFeedback=typeof discoveryFeedback=="function"?discoveryFeedback:function(){(discoveryFeedback.q=discoveryFeedback.q||[]).push(arguments)};'
 const global = window as unknown as { discoveryFeedback?: any }
 
 // Runs the README's stub snippet as the page would.

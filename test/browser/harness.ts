@@ -95,12 +95,13 @@ const STATIC: Record<string, () => Buffer> = {
   '/esm/index.mjs': () => file('../../dist/index.mjs'),
   '/esm/nanoid.js': () => file('../../node_modules/nanoid/index.browser.js'),
   '/esm/url-alphabet/index.js': () => file('../../node_modules/nanoid/url-alphabet/index.js'),
-  '/esm/js-cookie.mjs': () => file('../../node_modules/js-cookie/dist/js.cookie.mjs')
+  '/esm/js-cookie.mjs': () => file('../../node_modules/js-cookie/dist/js.cookie.mjs'),
+  '/fuzz.mjs': () => file('../fuzz.mjs')
 }
 
 /** The README's stub, verbatim. */
 export const STUB =
-  '<script>window.discoveryFeedback=window.discoveryFeedback||function(){(discoveryFeedback.q=discoveryFeedback.q||[]).push(arguments)};</script>'
+  '<script>window.discoveryFeedback=typeof discoveryFeedback=="function"?discoveryFeedback:function(){(discoveryFeedback.q=discoveryFeedback.q||[]).push(arguments)};</script>'
 
 /** Import map that lets a page `import { createTracker } from 'discovery-feedback'`. */
 export const IMPORT_MAP =
