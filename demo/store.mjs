@@ -128,7 +128,7 @@ function showShelf(id, title, request) {
   }, (error) => console.warn(error.message))
 }`
 
-const STUB = `<script>window.discoveryFeedback=window.discoveryFeedback||function(){(discoveryFeedback.q=discoveryFeedback.q||[]).push(arguments)};</script>`
+const STUB = `<script>window.discoveryFeedback=typeof discoveryFeedback=="function"?discoveryFeedback:function(){(discoveryFeedback.q=discoveryFeedback.q||[]).push(arguments)};</script>`
 
 /** A store page: the stub and its early calls, then the async script tags (tracker, declarative add-on), as README shows. */
 function page(context, title, body, { early = '', scripts = '' } = {}) {

@@ -189,9 +189,9 @@ export function createTracker(options: TrackerOptions): Tracker {
   } else if (unreadable) {
     broken = feedbackError('init', 'options', 'could not be read')
   } else if (!key || typeof key != 'string') {
-    broken = feedbackError('init', 'key', 'is required: the merchant API key (SPEC "Authentication")')
+    broken = feedbackError('init', 'key', 'is required')
   } else if (!endpoint || typeof endpoint != 'string') {
-    broken = feedbackError('init', 'endpoint', 'is required: the collector URL that receives events')
+    broken = feedbackError('init', 'endpoint', 'is required')
   } else {
     try {
       if (settings.user) overrides = checkUser('init', settings.user)
