@@ -3,41 +3,75 @@
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { validate } from '../dist/index.mjs'
+import { keyFault, KEY_INVALID, KEY_MISSING } from './access.mjs'
 
-// SPEC "Errors": a request without an API key gets a message saying one must be provided.
-export const KEY_MISSING = 'An API key must be provided.'
+export { KEY_MISSING }
 
 const RECENT = 100
+const DAY = 864e5
 
 const isString = (value) => typeof value == 'string'
 const isId = (value) => isString(value) && value.length > 0 && value.length <= 32
 
-/** Checks one envelope against SPEC "Generic event structure"; returns the fault, or '' when it is valid. */
-export function checkEnvelope(envelope) {
-  if (!envelope || typeof envelope != 'object' || Array.isArray(envelope)) return 'an envelope must be an object'
-  if (!isString(envelope.key) || !envelope.key) return KEY_MISSING
+/**
+ * Checks one envelope against SPEC "Generic event structure". Returns `{ error }`, or `{ event }`:
+ * a copy holding only the fields SPEC defines, so that nothing else a client put in (extra keys,
+ * `__proto__`, values nested deep enough to break JSON.stringify) reaches the file or the inspector.
+ */
+function checkEnvelope(envelope, keys) {
+  if (!envelope || typeof envelope != 'object' || Array.isArray(envelope)) return { error: 'an envelope must be an object' }
+  const keyError = keyFault(envelope.key, keys)
+  if (keyError) return { error: keyError }
   const name = isString(envelope.event) ? envelope.event + ': ' : ''
+  let properties
   try {
-    validate(envelope.event, envelope.properties)
+    properties = validate(envelope.event, envelope.properties)
   } catch (error) {
-    return error.message.replace('discovery-feedback: ', '')
+    return { error: error.message.replace('discovery-feedback: ', '') }
   }
-  if (!Number.isFinite(envelope.t_client)) return name + 't_client must be a number of milliseconds'
+  if (!Number.isFinite(envelope.t_client)) return { error: name + 't_client must be a number of milliseconds' }
   if (envelope.event_id != null && !(isString(envelope.event_id) && envelope.event_id.length <= 64)) {
-    return name + 'event_id must be a string of at most 64 characters'
+    return { error: name + 'event_id must be a string of at most 64 characters' }
   }
   const user = envelope.user
-  if (!user || typeof user != 'object') return name + 'user must be an object'
+  if (!user || typeof user != 'object') return { error: name + 'user must be an object' }
   for (const field of ['uid', 'sid']) {
-    if (!isId(user[field])) return name + 'user.' + field + ' must be a string of 1 to 32 characters'
+    if (!isId(user[field])) return { error: name + 'user.' + field + ' must be a string of 1 to 32 characters' }
   }
   for (const field of ['ip', 'ua', 'email']) {
-    if (user[field] != null && !isString(user[field])) return name + 'user.' + field + ' must be a string'
+    if (user[field] != null && !isString(user[field])) return { error: name + 'user.' + field + ' must be a string' }
   }
   if (user.lang != null && !(Array.isArray(user.lang) && user.lang.every(isString))) {
-    return name + 'user.lang must be an array of strings'
+    return { error: name + 'user.lang must be an array of strings' }
   }
-  return ''
+  const checked = { uid: user.uid, sid: user.sid }
+  for (const field of ['email', 'ip', 'ua']) if (user[field] != null) checked[field] = user[field]
+  if (user.lang != null) checked.lang = [...user.lang]
+  const event = { event: envelope.event, properties, key: envelope.key, t_client: envelope.t_client, user: checked }
+  if (envelope.event_id != null) event.event_id = envelope.event_id
+  return { event }
+}
+
+const clip = (text, length) => (text.length > length ? text.slice(0, length) + '…' : text)
+// A value the inspector may show of a rejected envelope: primitives, strings cut short; of
+// anything else only its kind, since only what the rules accepted is safe to walk.
+const shown = (value) =>
+  isString(value) ? clip(value, 200) : value === null || typeof value != 'object' ? value : Array.isArray(value) ? '(array)' : '(object)'
+// fromEntries defines own properties, so a field named __proto__ stays a field.
+const shallow = (object) => Object.fromEntries(Object.keys(object).slice(0, 20).map((field) => [clip(field, 64), shown(object[field])]))
+
+/** What the inspector gets of a rejected envelope: a few fields, bounded in size whatever was sent. */
+function summary(envelope) {
+  if (!envelope || typeof envelope != 'object' || Array.isArray(envelope)) return shown(envelope)
+  const { properties, user } = envelope
+  return {
+    event: shown(envelope.event),
+    has_key: isString(envelope.key) && envelope.key != '',
+    t_client: shown(envelope.t_client),
+    event_id: shown(envelope.event_id),
+    user: user && typeof user == 'object' ? { uid: shown(user.uid), sid: shown(user.sid) } : shown(user),
+    properties: properties && typeof properties == 'object' && !Array.isArray(properties) ? shallow(properties) : shown(properties)
+  }
 }
 
 /** Reads a request body up to `limit` bytes; resolves null as soon as it is known to be larger. */
@@ -55,6 +89,8 @@ function readBody(request, limit) {
     })
     request.on('end', () => resolve(Buffer.concat(chunks)))
     request.on('error', reject)
+    // Closed before the end, e.g. by the server's request timeout: nothing left to answer.
+    request.on('close', () => reject(new Error('the request closed before its body ended')))
   })
 }
 
@@ -77,7 +113,9 @@ const failure = (message, more) => ({ error: { message }, ...more })
  * the file are read at start, so a resent event is acknowledged and stored once, across
  * restarts too. Node runs handlers one at a time, which makes check-and-append atomic.
  */
-export function createCollector({ file, maxBodyBytes = 256 * 1024 }) {
+export function createCollector({ file, maxBodyBytes = 256 * 1024, keys }) {
+  // Without `keys` any key is taken, as tests and the bench want; the demo server always passes its list.
+  const accepted = keys && new Set(keys)
   mkdirSync(dirname(file), { recursive: true })
   const seen = new Set()
   const text = existsSync(file) ? readFileSync(file, 'utf8') : ''
@@ -110,22 +148,27 @@ export function createCollector({ file, maxBodyBytes = 256 * 1024 }) {
     let duplicates = 0
     const receivedAt = Date.now()
     // The library adds its send time as ?t_sent=; the gap to our clock is how far the
-    // device clock is off, so the event happened at t_client plus that gap.
-    const sentAt = Number(new URL(request.url, 'http://collector').searchParams.get('t_sent'))
-    const skew = sentAt > 0 ? receivedAt - sentAt : 0
+    // device clock is off, so the event happened at t_client plus that gap. A t_sent that is
+    // no time (NaN, Infinity, 0 or less) or more than a day from ours corrects nothing.
+    const query = request.url.indexOf('?')
+    const sentAt = Number(new URLSearchParams(query < 0 ? '' : request.url.slice(query + 1)).get('t_sent'))
+    const skew = sentAt > 0 && Math.abs(receivedAt - sentAt) <= DAY ? receivedAt - sentAt : 0
     envelopes.forEach((envelope, index) => {
-      const error = checkEnvelope(envelope)
+      const { error, event } = checkEnvelope(envelope, accepted)
       if (error) {
         rejected.push({ index, error })
-        messages.push({ type: 'rejected', index, error, envelope })
-      } else if (envelope.event_id && seen.has(envelope.event_id)) {
+        messages.push({ type: 'rejected', index, error: clip(error, 300), envelope: summary(envelope) })
+        return
+      }
+      // SPEC "User object": ip and ua default to those of the incoming request.
+      event.user.ip ||= request.socket.remoteAddress
+      event.user.ua ||= request.headers['user-agent']
+      if (event.event_id && seen.has(event.event_id)) {
         duplicates++
-        messages.push({ type: 'duplicate', envelope })
+        messages.push({ type: 'duplicate', envelope: event })
       } else {
-        // SPEC "User object": ip and ua default to those of the incoming request.
-        const user = { ...envelope.user, ip: envelope.user.ip || request.socket.remoteAddress, ua: envelope.user.ua || request.headers['user-agent'] }
-        const stored = { ...envelope, user, received_at: receivedAt, t_corrected: envelope.t_client + skew }
-        if (envelope.event_id) seen.add(envelope.event_id)
+        const stored = { ...event, received_at: receivedAt, t_corrected: event.t_client + skew }
+        if (event.event_id) seen.add(event.event_id)
         lines.push(JSON.stringify(stored) + '\n')
         messages.push({ type: 'accepted', envelope: stored })
       }
@@ -162,14 +205,17 @@ export function createCollector({ file, maxBodyBytes = 256 * 1024 }) {
     // The library sends an array; a single SPEC envelope is taken as a batch of one.
     const result = store(Array.isArray(parsed) ? parsed : [parsed], request)
     if (result.accepted || result.duplicates || !result.rejected.length) return answer(response, 200, result)
-    const keyless = result.rejected.every(({ error }) => error == KEY_MISSING)
-    answer(response, keyless ? 401 : 400, failure(result.rejected[0].error, result))
+    const errors = result.rejected.map(({ error }) => error)
+    if (errors.every((error) => error == KEY_MISSING)) return answer(response, 401, failure(KEY_MISSING, result))
+    // A batch that only failed on keys, at least one of them given but not ours: forbidden.
+    if (errors.every((error) => error == KEY_MISSING || error == KEY_INVALID)) return answer(response, 403, failure(KEY_INVALID, result))
+    answer(response, 400, failure(errors[0], result))
   }
 
   return {
     handle: (request, response) =>
       handle(request, response).catch((error) => {
-        if (!response.headersSent) answer(response, 500, failure('collector failed: ' + error.message))
+        if (!response.headersSent && !request.socket.destroyed) answer(response, 500, failure('collector failed: ' + error.message))
         else response.destroy()
       }),
     /** Calls back with every accepted, duplicate and rejected envelope; returns the unsubscribe. */

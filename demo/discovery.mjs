@@ -2,7 +2,7 @@
 // shapes, the X-Key check and the rids are the real thing. Each family has its rid prefix.
 import { randomUUID } from 'node:crypto'
 import { readFileSync } from 'node:fs'
-import { KEY_MISSING } from './collector.mjs'
+import { keyFault, KEY_MISSING } from './access.mjs'
 
 const catalog = JSON.parse(readFileSync(new URL('./catalog.json', import.meta.url), 'utf8'))
 const rid = (prefix) => prefix + '-' + randomUUID()
@@ -43,13 +43,35 @@ const productItem = (product, index) => ({
   stickers: { discount: [], availability: true, 'in-stock': true, 'out-of-stock': false, 'free-shipping': product.price >= 50 }
 })
 
+/** A request the caller got wrong: answered 400 with its message. */
+class BadRequest extends Error {}
+
+// String() and Number() of an object call its toString or valueOf, which a JSON body can set
+// to anything: only strings, numbers and booleans are read where text or a count belongs.
+const scalar = (body, field) => {
+  const value = body[field]
+  if (value !== null && typeof value == 'object') throw new BadRequest(field + ' must be a string or a number')
+  return value
+}
+const text = (body, field) => String(scalar(body, field) ?? '')
+const count = (body, field) => Number(scalar(body, field)) || 0
+const uidOf = (body) => {
+  const uid = body.user && typeof body.user == 'object' ? body.user.uid : undefined
+  if (uid != null && typeof uid != 'string') throw new BadRequest('user.uid must be a string')
+  return uid || ''
+}
+// SPEC bodies nest a few levels (filters → values → value); the routes echo some fields, so a
+// body nested deeper, which could overflow JSON.stringify's stack, is refused before any use.
+const deeperThan = (value, levels) =>
+  value !== null && typeof value == 'object' && (levels == 0 || Object.values(value).some((child) => deeperThan(child, levels - 1)))
+
 const matches = (q) => {
-  const words = String(q || '').toLowerCase().split(/\s+/).filter(Boolean)
+  const words = q.toLowerCase().split(/\s+/).filter(Boolean)
   return catalog.filter((product) => words.every((word) => product.title.toLowerCase().includes(word)))
 }
 const page = (items, body, fallbackLimit) => {
-  const offset = Math.max(0, Number(body.offset) || 0)
-  const limit = Math.max(1, Math.min(100, Number(body.limit) || fallbackLimit))
+  const offset = Math.max(0, count(body, 'offset'))
+  const limit = Math.max(1, Math.min(100, count(body, 'limit') || fallbackLimit))
   return { offset, limit, total: items.length, items: items.slice(offset, offset + limit) }
 }
 // Related products: the catalog's neighbours, a stand-in for what shoppers viewed or bought.
@@ -57,18 +79,19 @@ const related = (ids, step) => {
   const index = catalog.findIndex((product) => ids.includes(product.id))
   return index < 0 ? [] : [1, 2, 3, 4, 5, 6].map((n) => catalog[(index + n * step) % catalog.length]).filter((product) => !ids.includes(product.id))
 }
-const recommendation = (items, body, user) => {
+const recommendation = (items, body) => {
   const { offset, limit, total, items: shown } = page(items, body, 4)
-  return { meta: { limit, offset, user_id: (user && user.uid) || '', total, rid: rid('r') }, items: shown.map(productItem) }
+  return { meta: { limit, offset, user_id: uidOf(body), total, rid: rid('r') }, items: shown.map(productItem) }
 }
 
 const ROUTES = [
   [
     /^\/v3\/autocomplete$/,
     (body) => {
-      const found = body.q ? matches(body.q) : []
-      const suggestionLimit = Number(body.suggestion_limit) || 5
-      const itemLimit = Number(body.item_limit) || 4
+      const q = text(body, 'q')
+      const found = q ? matches(q) : []
+      const suggestionLimit = count(body, 'suggestion_limit') || 5
+      const itemLimit = count(body, 'item_limit') || 4
       const suggestions = [...new Set(found.map((product) => product.title.toLowerCase()))].slice(0, suggestionLimit).map((value) => ({ value }))
       const items = found.slice(0, itemLimit).map((product) => ({
         id: product.id,
@@ -79,15 +102,16 @@ const ROUTES = [
         compare_at: -1,
         stickers: { 'in-stock': true, 'out-of-stock': false, discount: false, 'free-shipping': product.price >= 50 }
       }))
-      return { meta: { q: String(body.q || ''), suggestion_limit: suggestionLimit, item_limit: itemLimit, rid: rid('a') }, suggestions, items }
+      return { meta: { q, suggestion_limit: suggestionLimit, item_limit: itemLimit, rid: rid('a') }, suggestions, items }
     }
   ],
   [
     /^\/v3\/search\/content$/,
     (body) => {
-      const { offset, limit, total, items } = page(matches(body.q), body, 10)
+      const q = text(body, 'q')
+      const { offset, limit, total, items } = page(matches(q), body, 10)
       return {
-        meta: { q: String(body.q || ''), offset, limit, total, filters: body.filters || [], sort: body.sort || [], type: body.type || [], rid: rid('s'), query_type: 'text' },
+        meta: { q, offset, limit, total, filters: body.filters || [], sort: body.sort || [], type: body.type || [], rid: rid('s'), query_type: 'text' },
         facets: [],
         items: items.map((product) => ({
           source: 'demo',
@@ -106,30 +130,91 @@ const ROUTES = [
   [
     /^\/v3\/smart-collection\/([^/]+)$/,
     (body, [slot]) => {
-      const sorted = [...catalog].sort((a, b) => (body.sort && body.sort[0] && body.sort[0].field == 'price' ? b.price - a.price : 0))
+      const sorted = [...catalog].sort((a, b) => (body.sort && body.sort[0] && body.sort[0].field === 'price' ? b.price - a.price : 0))
       const { offset, limit, total, items } = page(slot == 'sale' ? sorted.filter((product) => product.price < 60) : sorted, body, 12)
       const meta = { no_result: !total, corrected_q: '', q: '', offset, limit, total, filters: body.filters || [], sort: body.sort || [], rid: rid('c') }
       if (slot == 'moved') return { meta, facets: [], items: [], banner: {}, redirect: { name: 'sale', url: '/spa/sale' } }
       return { meta, facets: [], items: items.map(productItem), banner: {} }
     }
   ],
-  [/^\/v3\/recommend\/items\/newest$/, (body, _, user) => recommendation([...catalog].reverse(), body, user)],
-  [/^\/v3\/recommend\/items\/viewed\/latest$/, (body, _, user, viewed) => recommendation(viewed(user), body, user)],
-  [/^\/v3\/recommend\/items\/([^/]+)\/viewed\/viewed$/, (body, [id], user) => recommendation(related([id], 1), body, user)],
-  [/^\/v3\/recommend\/items\/([^/]+)\/viewed\/bought$/, (body, [id], user) => recommendation(related([id], 5), body, user)],
-  [/^\/v3\/recommend\/items\/([^/]+)\/bought\/bought$/, (body, [ids], user) => recommendation(related(ids.split(','), 7), body, user)],
-  [/^\/v3\/recommend\/([^/]+)$/, (body, _, user) => recommendation(body.item_id ? related([body.item_id], 3) : catalog.slice(8), body, user)]
+  [/^\/v3\/recommend\/items\/newest$/, (body) => recommendation([...catalog].reverse(), body)],
+  [/^\/v3\/recommend\/items\/viewed\/latest$/, (body, _, viewed) => recommendation(viewed(uidOf(body)), body)],
+  [/^\/v3\/recommend\/items\/([^/]+)\/viewed\/viewed$/, (body, [id]) => recommendation(related([id], 1), body)],
+  [/^\/v3\/recommend\/items\/([^/]+)\/viewed\/bought$/, (body, [id]) => recommendation(related([id], 5), body)],
+  [/^\/v3\/recommend\/items\/([^/]+)\/bought\/bought$/, (body, [ids]) => recommendation(related(ids.split(','), 7), body)],
+  [/^\/v3\/recommend\/([^/]+)$/, (body) => recommendation(body.item_id ? related([text(body, 'item_id')], 3) : catalog.slice(8), body)]
 ]
 
 const CORS = { 'access-control-allow-origin': '*' }
 
+/** Reads a request body as text, refusing one longer than `limit` characters. */
+function readText(request, limit) {
+  return new Promise((resolve, reject) => {
+    let text = ''
+    request.setEncoding('utf8')
+    request.on('data', (chunk) => {
+      // Once refused, the rest is read and dropped, never kept.
+      if (text.length > limit) return
+      text += chunk
+      if (text.length > limit) reject(new BadRequest('body is longer than ' + limit + ' characters'))
+    })
+    request.on('end', () => resolve(text))
+    request.on('error', reject)
+  })
+}
+
+// GET encoding is not in SPEC; here every field is a query parameter holding JSON.
+// fromEntries makes each an own field, also one named __proto__, as JSON.parse does for POST.
+const queryBody = (url) =>
+  Object.fromEntries(
+    [...url.searchParams].map(([name, value]) => {
+      try {
+        return [name, JSON.parse(value)]
+      } catch {
+        return [name, value]
+      }
+    })
+  )
+
+function parseBody(text) {
+  try {
+    return JSON.parse(text || '{}')
+  } catch {
+    throw new BadRequest('body is not JSON')
+  }
+}
+
+/** The path's parameters, decoded; one that is not valid percent-encoding is the caller's mistake. */
+function pathParams(pathname, pattern) {
+  try {
+    return pathname.match(pattern).slice(1).map(decodeURIComponent)
+  } catch {
+    throw new BadRequest('the path is not valid percent-encoding')
+  }
+}
+
+const wait = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** The status and JSON answer of one discovery request. */
+async function answer(request, url, [pattern, respond], { keys, viewed }) {
+  const body = request.method == 'GET' ? queryBody(url) : parseBody(await readText(request, 65536))
+  const fault = keyFault(request.headers['x-key'] || url.searchParams.get('key'), keys)
+  if (fault) return [fault == KEY_MISSING ? 401 : 403, { error: { message: fault } }]
+  if (!body || typeof body != 'object' || Array.isArray(body)) throw new BadRequest('body must be a JSON object')
+  if (deeperThan(body, 6)) throw new BadRequest('body is nested too deep')
+  const params = pathParams(url.pathname, pattern)
+  if (params[0] == 'broken') return [500, { error: { message: 'The slot failed on purpose.' } }]
+  if (params[0] == 'slow') await wait(3000)
+  return [200, respond(body, params, viewed)]
+}
+
 /**
- * Answers the discovery routes; false for other paths. `viewed(user)` lists the products the
- * user viewed lately (the demo reads them from the collector). Two slots show errors on
- * purpose: `broken` answers 500, `slow` answers after 3 s.
+ * Answers the discovery routes; resolves false for other paths. `keys` is the set of API keys
+ * taken; `viewed(uid)` lists the products the user viewed lately (the demo reads them from the
+ * collector). Two slots show errors on purpose: `broken` answers 500, `slow` answers after 3 s.
+ * A fault of the caller's is answered 400; any other failure rejects, for the server to answer.
  */
-export function handleDiscovery(request, response, { key, viewed }) {
-  const url = new URL(request.url, 'http://demo')
+export async function handleDiscovery(request, response, url, { keys, viewed }) {
   const route = ROUTES.find(([pattern]) => pattern.test(url.pathname))
   if (!route) return false
   if (request.method == 'OPTIONS') {
@@ -138,44 +223,18 @@ export function handleDiscovery(request, response, { key, viewed }) {
   }
   const callback = url.searchParams.get('callback')
   const reply = (status, json) => {
+    // The caller may have gone while the slow slot waited.
+    if (response.destroyed) return
     // JSONP (SPEC "General rules" 3): the answer is a call of the page's function.
     if (callback && /^[\w$.]{1,64}$/.test(callback)) {
       response.writeHead(200, { ...CORS, 'content-type': 'text/javascript; charset=utf-8' }).end(`${callback}(${JSON.stringify(json)})`)
     } else response.writeHead(status, { ...CORS, 'content-type': 'application/json' }).end(JSON.stringify(json))
   }
-  const answer = (body) => {
-    const given = request.headers['x-key'] || url.searchParams.get('key')
-    if (!given) return reply(401, { error: { message: KEY_MISSING } })
-    if (given != key) return reply(403, { error: { message: 'The API key is not valid.' } })
-    const params = url.pathname.match(route[0]).slice(1).map(decodeURIComponent)
-    if (params[0] == 'broken') return reply(500, { error: { message: 'The slot failed on purpose.' } })
-    const result = () => reply(200, route[1](body, params, body.user, viewed))
-    if (params[0] == 'slow') setTimeout(result, 3000)
-    else result()
+  try {
+    reply(...(await answer(request, url, route, { keys, viewed })))
+  } catch (error) {
+    if (!(error instanceof BadRequest)) throw error
+    reply(400, { error: { message: error.message } })
   }
-  if (request.method == 'GET') {
-    // GET encoding is not in SPEC; here every field is a query parameter holding JSON.
-    const body = {}
-    for (const [name, value] of url.searchParams) {
-      try {
-        body[name] = JSON.parse(value)
-      } catch {
-        body[name] = value
-      }
-    }
-    answer(body)
-    return true
-  }
-  let text = ''
-  request.on('data', (chunk) => {
-    if (text.length < 65536) text += chunk
-  })
-  request.on('end', () => {
-    try {
-      answer(JSON.parse(text || '{}'))
-    } catch {
-      reply(400, { error: { message: 'body is not JSON' } })
-    }
-  })
   return true
 }

@@ -1,24 +1,62 @@
-// The live inspector's feed: every collector message as a server-sent event.
+// The live inspector: its page and its feed, every collector message as a server-sent event,
+// both behind the token the demo prints (demo/access.mjs).
 import { readFileSync } from 'node:fs'
+import { inspectorAccess } from './access.mjs'
 
 const page = readFileSync(new URL('./inspector.html', import.meta.url))
 
-export function serveInspector(response) {
-  response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(page)
-}
+const refuse = (response) =>
+  response
+    .writeHead(401, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' })
+    .end('The inspector needs its token: open the inspector URL the demo printed in its terminal (…/inspector?token=…).\n')
 
-export function streamEvents(collector, request, response) {
-  response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' })
-  // Node holds the headers back until the first write; the page shows "live" only once they arrive.
-  response.write(': connected\n\n')
-  const send = (message) => response.write('data: ' + JSON.stringify(message) + '\n\n')
-  // A late inspector first sees what arrived before it connected.
-  collector.recent().forEach(send)
-  const unsubscribe = collector.subscribe(send)
-  // Proxies close a stream that stays silent; a comment line keeps it open.
-  const keepAlive = setInterval(() => response.write(': keep-alive\n\n'), 15000)
-  request.on('close', () => {
-    unsubscribe()
-    clearInterval(keepAlive)
-  })
+/**
+ * Serves /inspector and /inspector/events for `collector`. A feed reader that lets more than
+ * `maxFeedBytes` pile up unread is dropped: otherwise a client that never reads would make the
+ * server buffer every event for it, without bound. A dropped EventSource reconnects by itself
+ * and catches up from the collector's recent messages.
+ */
+export function createInspector({ collector, token, maxFeedBytes = 1024 * 1024 }) {
+  const access = inspectorAccess(token)
+
+  function servePage(request, response, url) {
+    if (url.searchParams.has('token')) {
+      if (!access.tokenMatches(url.searchParams.get('token'))) return refuse(response)
+      // The token leaves the address bar and the history; the cookie stands for it from now on.
+      return response.writeHead(303, { location: '/inspector', 'set-cookie': access.setCookie, 'cache-control': 'no-store' }).end()
+    }
+    if (!access.cookieMatches(request.headers.cookie)) return refuse(response)
+    response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(page)
+  }
+
+  function streamEvents(request, response, url) {
+    // The cookie for the page's EventSource; a `token` query for readers such as curl.
+    const token = url.searchParams.get('token')
+    if (!access.cookieMatches(request.headers.cookie) && !(token != null && access.tokenMatches(token))) return refuse(response)
+    response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' })
+    // Node holds the headers back until the first write; the page shows "live" only once they arrive.
+    response.write(': connected\n\n')
+    const send = (message) => response.write('data: ' + JSON.stringify(message) + '\n\n')
+    const keepUp = () => {
+      if (response.writableLength > maxFeedBytes) response.destroy()
+    }
+    // A late inspector first sees what arrived before it connected: a bounded number of messages.
+    collector.recent().forEach(send)
+    const unsubscribe = collector.subscribe((message) => {
+      if (response.destroyed) return
+      send(message)
+      keepUp()
+    })
+    // Proxies close a stream that stays silent; a comment line keeps it open.
+    const keepAlive = setInterval(() => {
+      response.write(': keep-alive\n\n')
+      keepUp()
+    }, 15000)
+    response.on('close', () => {
+      unsubscribe()
+      clearInterval(keepAlive)
+    })
+  }
+
+  return { servePage, streamEvents }
 }

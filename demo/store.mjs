@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs'
 const catalog = JSON.parse(readFileSync(new URL('./catalog.json', import.meta.url), 'utf8'))
 const byId = new Map(catalog.map((product) => [product.id, product]))
 const orders = new Map()
+const MAX_ORDERS = 1000
 
 // Built files are read per request, so a rebuild shows without a restart.
 const STATIC = {
@@ -268,14 +269,17 @@ function placeOrder(form) {
     // An unreadable cart is an empty order.
   }
   const lines = (Array.isArray(posted) ? posted : [])
-    .map((line) => ({ line, item: byId.get(String(line && line.item_id)) }))
-    .filter(({ line, item }) => item && item.variants.some((variant) => variant.id == line.variant_item_id) && Number.isInteger(line.quantity) && line.quantity > 0)
+    // Strict comparisons only: String() or == of an object the shopper posted can throw.
+    .map((line) => ({ line, item: line && typeof line.item_id != 'object' ? byId.get(String(line.item_id)) : undefined }))
+    .filter(({ line, item }) => item && item.variants.some((variant) => variant.id === line.variant_item_id) && Number.isInteger(line.quantity) && line.quantity > 0)
     .map(({ line, item }) => ({ item_id: item.id, variant_item_id: line.variant_item_id, unit_price: item.price, quantity: Math.min(line.quantity, 99) }))
   const subtotal = cents(lines.reduce((sum, line) => sum + line.unit_price * line.quantity, 0))
   const shipping = subtotal >= 50 || !lines.length ? 0 : 4.9
   const revenue = cents(subtotal + shipping)
   const order = { id: 'o-' + randomUUID().slice(0, 8), lines, shipping, revenue, tax: cents((revenue * 19) / 119) }
   orders.set(order.id, order)
+  // The oldest orders go, so that posting checkouts cannot fill the memory.
+  if (orders.size > MAX_ORDERS) orders.delete(orders.keys().next().value)
   return order
 }
 
@@ -318,19 +322,29 @@ render()
 
 const html = (response, status, body) => response.writeHead(status, { 'content-type': 'text/html; charset=utf-8' }).end(body)
 
-/** Answers the store's routes; false for anything else. */
-export function handleStore(request, response, context) {
+/** The posted form, at most `limit` characters of it kept. */
+function readForm(request, limit) {
+  return new Promise((resolve, reject) => {
+    let form = ''
+    request.setEncoding('utf8')
+    request.on('data', (chunk) => {
+      if (form.length < limit) form += chunk
+    })
+    request.on('end', () => resolve(form))
+    request.on('error', reject)
+  })
+}
+
+/** Answers the store's routes; resolves false for anything else. */
+export async function handleStore(request, response, context) {
   const path = request.url.split('?')[0]
   if (STATIC[path]) {
     response.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' }).end(readFileSync(new URL(STATIC[path], import.meta.url)))
     return true
   }
   if (request.method == 'POST' && path == '/checkout') {
-    let form = ''
-    request.on('data', (chunk) => {
-      if (form.length < 100000) form += chunk
-    })
-    request.on('end', () => response.writeHead(303, { location: '/order/' + placeOrder(form).id }).end())
+    const order = placeOrder(await readForm(request, 100000))
+    response.writeHead(303, { location: '/order/' + order.id }).end()
     return true
   }
   if (request.method != 'GET') return false

@@ -12,8 +12,8 @@ import { createCollector, KEY_MISSING } from '../demo/collector.mjs'
 type Started = { url: string; file: string; close: () => Promise<void> }
 const running: Started[] = []
 
-async function start(file = join(mkdtempSync(join(tmpdir(), 'collector-')), 'events.ndjson'), maxBodyBytes?: number): Promise<Started> {
-  const collector = createCollector({ file, maxBodyBytes })
+async function start(file = join(mkdtempSync(join(tmpdir(), 'collector-')), 'events.ndjson'), maxBodyBytes?: number, keys?: string[]): Promise<Started> {
+  const collector = createCollector({ file, maxBodyBytes, keys })
   const server: Server = createServer((request, response) => collector.handle(request, response))
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   let closed: Promise<void> | undefined
@@ -124,6 +124,23 @@ describe('collector', () => {
     expect(answer.body.error.message).toContain(message)
     expect(answer.body.rejected).toEqual([{ index: 0, error: expect.stringContaining(message) }])
     expect(stored(file)).toEqual([])
+  })
+
+  it('with keys, refuses any other key: 403 when no envelope has one of them', async () => {
+    const { url, file } = await start(undefined, undefined, ['KEY', 'KEY-2'])
+    expect((await post(url, [envelope(), envelope({ key: 'KEY-2' })])).body.accepted).toBe(2)
+    const answer = await post(url, [envelope({ key: 'other' }), envelope({ key: undefined })])
+    expect(answer.status).toBe(403)
+    expect(answer.body).toEqual({
+      error: { message: 'The API key is not valid.' },
+      accepted: 0,
+      duplicates: 0,
+      rejected: [
+        { index: 0, error: 'The API key is not valid.' },
+        { index: 1, error: KEY_MISSING }
+      ]
+    })
+    expect(stored(file)).toHaveLength(2)
   })
 
   it('says what is wrong with a body that is not JSON', async () => {

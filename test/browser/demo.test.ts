@@ -16,7 +16,7 @@ const SHOTS = process.env.UPDATE_SCREENSHOTS ? 'docs/images' : 'test-results'
 
 let browser: Browser
 let context: BrowserContext
-let demo: { url: string; close: () => Promise<void> }
+let demo: { url: string; inspectorUrl: string; close: () => Promise<void> }
 let file: string
 
 const stored = (): (Envelope & { received_at: number })[] =>
@@ -116,7 +116,9 @@ describe('demo store in Chromium', () => {
   it('the inspector shows an event within a second of its arrival', async () => {
     const inspector = await context.newPage()
     await inspector.setViewportSize({ width: 390, height: 844 })
-    await inspector.goto(demo.url + '/inspector')
+    // The printed URL trades its token for a cookie and lands on the plain /inspector.
+    await inspector.goto(demo.inspectorUrl)
+    expect(new URL(inspector.url()).pathname + new URL(inspector.url()).search).toBe('/inspector')
     await inspector.waitForSelector('#status:text("live")')
     const shop = await context.newPage()
     await shop.goto(demo.url + '/product/1010')
@@ -128,10 +130,32 @@ describe('demo store in Chromium', () => {
     expect(Date.now() - arrived).toBeLessThan(1500)
     expect(await inspector.textContent('#counts [data-count="update-cart"] b')).toBe('1')
     // A rejected envelope is shown with its error.
-    await fetch(demo.url + '/v3/feedback', { method: 'POST', body: JSON.stringify([{ event: 'click-item', key: 'k' }]) })
+    await fetch(demo.url + '/v3/feedback', { method: 'POST', body: JSON.stringify([{ event: 'click-item', key: 'demo-key' }]) })
     await inspector.waitForSelector('#events li[data-type="rejected"] .error', { timeout: 1000 })
     expect(await inspector.textContent('#events li[data-type="rejected"] .error')).toContain('click-item: properties must be an object')
     await inspector.screenshot({ path: join(SHOTS, 'inspector.png') })
     expect(statSync(join(SHOTS, 'inspector.png')).size).toBeGreaterThan(5000)
+  })
+
+  it('the inspector shows a rejected envelope whatever type its fields have', async () => {
+    const inspector = await context.newPage()
+    const seen = watch(inspector)
+    await inspector.goto(demo.inspectorUrl)
+    await inspector.waitForSelector('#status:text("live")')
+    // String() of {"toString":1} throws: such a uid or rid once stopped the page from showing anything.
+    const hostile = { toString: 1 }
+    const envelope = { event: 'click-item', key: 'demo-key', t_client: 1, properties: { rid: hostile, item_id: 42 }, user: { uid: hostile, sid: hostile } }
+    await fetch(demo.url + '/v3/feedback', { method: 'POST', body: JSON.stringify([envelope]) })
+    await inspector.waitForSelector('#events li[data-type="rejected"]', { timeout: 1000 })
+    expect(await inspector.textContent('#events li[data-type="rejected"] .error')).toMatch(/^click-item: rid must be/)
+    expect(await inspector.textContent('#events li[data-type="rejected"] .top')).toContain('uid (object)')
+    // The page itself holds up too, whatever a feed brings.
+    await inspector.evaluate((hostile) => {
+      ;(window as any).show({ type: 'rejected', error: hostile, envelope: { event: hostile, user: { uid: hostile, sid: [hostile] }, properties: { rid: hostile } } })
+    }, hostile)
+    expect(await inspector.locator('#events li[data-type="rejected"]').count()).toBe(2)
+    expect(await inspector.textContent('#events li[data-type="rejected"] .top')).toContain('uid {"toStri…')
+    expect(await inspector.textContent('#events li[data-type="rejected"] .top')).toContain('rid {"toString":1}')
+    expect(seen.pageErrors).toEqual([])
   })
 })
