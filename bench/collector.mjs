@@ -23,7 +23,7 @@ const envelope = (id) => ({
 async function run(round) {
   const dir = mkdtempSync(join(tmpdir(), 'collector-bench-'))
   const file = join(dir, 'events.ndjson')
-  const collector = createCollector({ file })
+  const collector = createCollector({ file, keys: ['bench-key'] })
   const server = createServer((request, response) => collector.handle(request, response))
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
   const url = `http://127.0.0.1:${server.address().port}/v3/feedback`

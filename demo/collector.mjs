@@ -3,7 +3,7 @@
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { validate } from '../dist/index.mjs'
-import { keyFault, KEY_INVALID, KEY_MISSING } from './access.mjs'
+import { DEMO_KEY, keyFault, KEY_INVALID, KEY_MISSING } from './access.mjs'
 
 export { KEY_MISSING }
 
@@ -113,9 +113,9 @@ const failure = (message, more) => ({ error: { message }, ...more })
  * the file are read at start, so a resent event is acknowledged and stored once, across
  * restarts too. Node runs handlers one at a time, which makes check-and-append atomic.
  */
-export function createCollector({ file, maxBodyBytes = 256 * 1024, keys }) {
-  // Without `keys` any key is taken, as tests and the bench want; the demo server always passes its list.
-  const accepted = keys && new Set(keys)
+export function createCollector({ file, maxBodyBytes = 256 * 1024, keys = [DEMO_KEY] }) {
+  // Only the merchants it serves: an unknown key's events are refused, not stored.
+  const accepted = new Set(keys)
   mkdirSync(dirname(file), { recursive: true })
   const seen = new Set()
   const text = existsSync(file) ? readFileSync(file, 'utf8') : ''

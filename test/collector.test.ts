@@ -12,8 +12,9 @@ import { createCollector, KEY_MISSING } from '../demo/collector.mjs'
 type Started = { url: string; file: string; close: () => Promise<void> }
 const running: Started[] = []
 
-async function start(file = join(mkdtempSync(join(tmpdir(), 'collector-')), 'events.ndjson'), maxBodyBytes?: number, keys?: string[]): Promise<Started> {
-  const collector = createCollector({ file, maxBodyBytes, keys })
+// `keys: null` starts the collector without the option, as the reference comes.
+async function start(file = join(mkdtempSync(join(tmpdir(), 'collector-')), 'events.ndjson'), maxBodyBytes?: number, keys: string[] | null = ['KEY']): Promise<Started> {
+  const collector = createCollector({ file, maxBodyBytes, ...(keys ? { keys } : {}) })
   const server: Server = createServer((request, response) => collector.handle(request, response))
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   let closed: Promise<void> | undefined
@@ -124,6 +125,13 @@ describe('collector', () => {
     expect(answer.body.error.message).toContain(message)
     expect(answer.body.rejected).toEqual([{ index: 0, error: expect.stringContaining(message) }])
     expect(stored(file)).toEqual([])
+  })
+
+  it('without a keys option takes the demo key only', async () => {
+    const { url, file } = await start(undefined, undefined, null)
+    expect((await post(url, [envelope({ key: 'some-other-merchants-key' })])).status).toBe(403)
+    expect((await post(url, [envelope({ key: 'demo-key' })])).status).toBe(200)
+    expect(stored(file).map((event) => event.key)).toEqual(['demo-key'])
   })
 
   it('with keys, refuses any other key: 403 when no envelope has one of them', async () => {
@@ -246,7 +254,7 @@ describe('collector', () => {
     const program = `
       import { createServer } from 'node:http'
       import { createCollector } from './demo/collector.mjs'
-      const collector = createCollector({ file: ${JSON.stringify(file)} })
+      const collector = createCollector({ file: ${JSON.stringify(file)}, keys: ['KEY'] })
       const server = createServer((request, response) => collector.handle(request, response))
       server.listen(0, '127.0.0.1', () => console.log(server.address().port))`
     const child = spawn(process.execPath, ['--input-type=module', '-e', program], { cwd: process.cwd() })

@@ -258,7 +258,7 @@ export async function startDemoCollector() {
   // @ts-expect-error plain ES module without types
   const { createCollector } = await import('../../demo/collector.mjs')
   const file = join(mkdtempSync(join(tmpdir(), 'df-collector-')), 'events.ndjson')
-  const collector = createCollector({ file })
+  const collector = createCollector({ file, keys: ['KEY'] })
   let mode: 'up' | 'down' | number = 'up'
   let posts = 0
   const server = createServer((request, response) => {
