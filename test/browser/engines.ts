@@ -186,8 +186,8 @@ async function launchChromium(): Promise<Engine> {
         async close() {
           if (closed) return
           closed = true
-          // CDP Target.closeTarget: pagehide and unload run (measured), beforeunload does not,
-          // so a page that would prompt cannot keep the tab open.
+          // Without runBeforeUnload (Playwright's default) no beforeunload prompt can keep the
+          // tab open; pagehide and unload still run (measured).
           await page.close()
           background.later(() => context.close())
         }
@@ -198,6 +198,61 @@ async function launchChromium(): Promise<Engine> {
       await browser.close().catch(() => {})
     }
   }
+}
+
+// ---------------------------------------------------------------- processes
+
+/**
+ * Process groups this module owns: Firefox (spawned by puppeteer), Xvfb, and per WebKit page a
+ * WebKitWebDriver with its MiniBrowser and WebKit's helper processes. Each is spawned detached, i.e. as the leader of its own group, so one
+ * signal to the group ends it all. If the test process goes without closing the engine, two
+ * things still end the groups: an exit handler (a normal exit), and for each group a small
+ * watchdog shell that polls this process and kills the group once it is gone (a worker killed
+ * by a signal, a crash). Closing the engine ends the groups and their watchdogs.
+ */
+const groups = new Map<number, ChildProcess>()
+let exitHook = false
+function own(child: ChildProcess) {
+  const watchdog = spawn(
+    'sh',
+    ['-c', 'while kill -0 "$0" 2>/dev/null; do sleep 1; done; kill -9 -"$1" 2>/dev/null', String(process.pid), String(child.pid)],
+    { detached: true, stdio: 'ignore' }
+  )
+  watchdog.unref()
+  groups.set(child.pid!, watchdog)
+  if (!exitHook) {
+    exitHook = true
+    process.once('exit', () => {
+      for (const [group, watchdog] of groups) {
+        try {
+          process.kill(-group, 'SIGKILL')
+        } catch {}
+        watchdog.kill('SIGKILL')
+      }
+    })
+  }
+}
+
+/** Ends a process group: SIGTERM, then SIGKILL if the leader is still there after a while. */
+async function endGroup(child: ChildProcess, grace = 2000) {
+  const signal = (name: NodeJS.Signals) => {
+    try {
+      process.kill(-child.pid!, name)
+    } catch {}
+  }
+  const running = child.exitCode == null && child.signalCode == null
+  if (running) {
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+    signal('SIGTERM')
+    if (!(await Promise.race([exited.then(() => true), sleep(grace).then(() => false)]))) {
+      signal('SIGKILL')
+      await exited
+    }
+  }
+  // Whatever the leader left in its group (MiniBrowser, WebKit's helpers) goes too.
+  signal('SIGKILL')
+  groups.get(child.pid!)?.kill('SIGKILL')
+  groups.delete(child.pid!)
 }
 
 // ---------------------------------------------------------------- firefox
@@ -225,7 +280,10 @@ async function launchFirefox(): Promise<Engine> {
     executablePath: '/usr/bin/firefox-esr',
     headless: true,
     protocolTimeout: 30000,
-    // Firefox phones home at start-up; the machine has no network, and tests want none.
+    // Background services that puppeteer's test prefs leave on and that would reach for the
+    // network. Otherwise the profile keeps Firefox's own cookie behaviour (Total Cookie
+    // Protection): puppeteer's prefs turn the content-blocking category to "custom" without
+    // touching network.cookie.cookieBehavior (checked in the profile's prefs.js).
     extraPrefsFirefox: {
       'network.captive-portal-service.enabled': false,
       'network.connectivity-service.enabled': false,
@@ -286,59 +344,6 @@ async function launchFirefox(): Promise<Engine> {
 
 const MINIBROWSER = '/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser'
 
-/**
- * Process groups this module started (Xvfb, WebKitWebDriver with its MiniBrowser and WebKit's
- * helper processes). Each is spawned detached, i.e. as the leader of its own group, so one
- * signal to the group ends it all. If the test process goes without closing the engine, two
- * things still end the groups: an exit handler (a normal exit), and for each group a small
- * watchdog shell that polls this process and kills the group once it is gone (a worker killed
- * by a signal, a crash). Closing the engine ends the groups and their watchdogs.
- */
-const groups = new Map<number, ChildProcess>()
-let exitHook = false
-function own(child: ChildProcess) {
-  const watchdog = spawn(
-    'sh',
-    ['-c', 'while kill -0 "$0" 2>/dev/null; do sleep 1; done; kill -9 -"$1" 2>/dev/null', String(process.pid), String(child.pid)],
-    { detached: true, stdio: 'ignore' }
-  )
-  watchdog.unref()
-  groups.set(child.pid!, watchdog)
-  if (!exitHook) {
-    exitHook = true
-    process.once('exit', () => {
-      for (const [group, watchdog] of groups) {
-        try {
-          process.kill(-group, 'SIGKILL')
-        } catch {}
-        watchdog.kill('SIGKILL')
-      }
-    })
-  }
-}
-
-/** Ends a process group: SIGTERM, then SIGKILL if the leader is still there after a while. */
-async function endGroup(child: ChildProcess, grace = 2000) {
-  const signal = (name: NodeJS.Signals) => {
-    try {
-      process.kill(-child.pid!, name)
-    } catch {}
-  }
-  const running = child.exitCode == null && child.signalCode == null
-  if (running) {
-    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
-    signal('SIGTERM')
-    if (!(await Promise.race([exited.then(() => true), sleep(grace).then(() => false)]))) {
-      signal('SIGKILL')
-      await exited
-    }
-  }
-  // Whatever the leader left in its group (MiniBrowser, WebKit's helpers) goes too.
-  signal('SIGKILL')
-  groups.get(child.pid!)?.kill('SIGKILL')
-  groups.delete(child.pid!)
-}
-
 const freePort = () =>
   new Promise<number>((resolve, reject) => {
     const server = createServer()
@@ -367,7 +372,8 @@ async function startXvfb() {
       })
       xvfb.once('error', reject)
       xvfb.once('exit', (code) => reject(new Error('Xvfb exited (' + code + '): ' + stderr.trim().slice(-500))))
-      setTimeout(() => reject(new Error('Xvfb gave no display within 10 s: ' + stderr.trim().slice(-500))), 10000)
+      const timer = setTimeout(() => reject(new Error('Xvfb gave no display within 10 s: ' + stderr.trim().slice(-500))), 10000)
+      timer.unref()
     })
     return { display, xvfb }
   } catch (error) {
@@ -429,8 +435,8 @@ async function launchWebkit(): Promise<Engine> {
     name: 'webkit',
     async newPage() {
       if (closed) throw new Error('webkit engine is closed')
-      // A driver per page: WebKitWebDriver holds one session at a time, and a group per page
-      // lets each page's MiniBrowser be ended on its own.
+      // A driver per page: a WebKitWebDriver holds one session at a time (a second one fails
+      // with "Maximum number of active sessions"), and its group ends that page's MiniBrowser.
       const { driver, base } = await startDriver(display)
       let session: string | undefined
       let ended = false
