@@ -24,22 +24,28 @@ export const tooLarge = (entry: Entry, maxBytes: number) => byteLength(jsonOf(en
  * Packs entries, in order, into JSON-array bodies of at most `maxBytes` each, so that no
  * request reaches the browser's 64 KiB keepalive limit (Fetch standard, "keepalive").
  * Returns each body with its entries and its size. An event too large for any body on its
- * own is handed to `onTooLarge` instead.
+ * own is handed to `onTooLarge` instead. Stops after `maxBodies` bodies: what is left waits.
  */
-export function pack(entries: Entry[], maxBytes: number, onTooLarge: (entry: Entry) => void): [body: string, entries: Entry[], bytes: number][] {
+export function pack(
+  entries: Entry[],
+  maxBytes: number,
+  onTooLarge: (entry: Entry) => void,
+  maxBodies = Infinity
+): [body: string, entries: Entry[], bytes: number][] {
   const bodies: [string, Entry[], number][] = []
   let body = ''
   let size = 1 // the closing bracket
   let members: Entry[] = []
   for (const entry of entries) {
-    if (tooLarge(entry, maxBytes)) {
+    const json = jsonOf(entry)
+    const bytes = byteLength(json) + 1 // with the bracket or comma before it
+    if (bytes + 1 > maxBytes) {
       onTooLarge(entry)
       continue
     }
-    const json = jsonOf(entry)
-    const bytes = byteLength(json) + 1 // with the bracket or comma before it
     if (size + bytes > maxBytes) {
       bodies.push([body + ']', members, size])
+      if (bodies.length >= maxBodies) return bodies
       body = ''
       size = 1
       members = []

@@ -3,26 +3,34 @@ import { jsonOf } from './batch'
 import type { Envelope } from './types'
 
 /**
- * A queued event. `json` is its wire text, made once; `sending` is set while a fetch carries
- * it; `beaconed` once a beacon took it without confirmation.
+ * A queued event. `json` is its wire text, made once; `key` its own storage key; `sending` is
+ * set while a request carries it; `handed` is when the page handed it to the browser on its
+ * way out (a beacon, or a request still in flight as the page went): delivered in all
+ * likelihood, but unconfirmed.
  */
 export interface Entry {
   event: Envelope
   json?: string
+  key?: string
   sending?: boolean
-  beaconed?: boolean
+  handed?: number
 }
 
 export type DropReason = 'overflow' | 'expired'
 
-const PREFIX = 'df_outbox_'
+/*
+ * Storage layout, one key per event so that tracking, delivering and marking an event each
+ * write one key, however long the queue:
+ *   df_q_<outbox>        the page holding that outbox: its outbox id, '' once it let go
+ *   df_q_<outbox>.<n>    one event: its wire text, after the time it was handed over if it was
+ * ('.' is not in nanoid's alphabet, so it always separates the outbox id from the number.)
+ */
+const PREFIX = 'df_q_'
 // Bounds, so a collector that stays down cannot fill the site's 5 MB of localStorage:
 // 2,000 events (a 1,000-event burst fits twice), 1 MiB of JSON, 7 days.
 export const MAX_EVENTS = 2000
 export const MAX_CHARS = 1 << 20
 export const MAX_AGE = 7 * 864e5
-// Without Web Locks, an outbox not written for this long belongs to a page that is gone.
-const STALE = 60000
 
 const store = (): Storage | undefined => {
   try {
@@ -32,9 +40,14 @@ const store = (): Storage | undefined => {
   }
 }
 
-const read = (storage: Storage, key: string): { t: number; q: Entry[] } | undefined => {
+/** An event's stored text: its wire text, after the time it was handed over if it was. */
+const stored = (entry: Entry) => (entry.handed || '') + jsonOf(entry)
+
+const parse = (key: string, value: string): Entry | undefined => {
+  const start = value.indexOf('{')
   try {
-    return JSON.parse(storage.getItem(key)!) || undefined
+    const event = JSON.parse(value.slice(start))
+    if (event && event.event_id) return { event, json: value.slice(start), key, handed: +value.slice(0, start) || undefined }
   } catch {
     // Written by someone else or cut short: nothing we can send.
   }
@@ -45,104 +58,119 @@ const read = (storage: Storage, key: string): { t: number; q: Entry[] } | undefi
  * disk before the task that tracked it ends (a crash a moment later keeps it), and it is there
  * to read in pagehide, where IndexedDB's callbacks may never run.
  *
- * Each page keeps its own key, so tabs never overwrite each other, and holds a Web Lock of the
- * same name while it lives. A page that finds an outbox whose lock nobody holds (its page
- * closed, crashed or navigated away) adopts it: those events are sent here, once.
+ * Each page has an outbox id and holds a Web Lock of that name while it lives. A page that
+ * finds events whose holder is gone (closed, crashed, navigated away) adopts them: it writes
+ * its id as their holder, one key per outbox, and sends them here, once. The events keep their
+ * keys, so adoption costs no write per event.
  */
 export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => void, persistAtStart: boolean) {
-  const key = PREFIX + nanoid(10)
+  const id = nanoid(10)
   const locks = navigator.locks
+  // The outboxes this page holds: its own and those it adopted.
+  const held = new Set([id])
   let entries: Entry[] = []
   let persist = persistAtStart
-  let saving = false
-  let lazy: ReturnType<typeof setTimeout> | undefined
-  // Whether the last write reached storage; when it did not, memory is the only copy.
-  let durable = false
-  // Set on pagehide: the stored outbox says its page is gone, for browsers without Web Locks.
-  let released = false
+  let chars = 0
+  let keys = 0
+  let unwritten: Entry[] = []
   let release: (() => void) | undefined
 
+  /** Runs storage work where it is allowed; a throw (quota, blocked) leaves memory the only copy. */
+  const attempt = (work: (storage: Storage) => void) => {
+    const storage = persist && store()
+    if (storage) {
+      try {
+        work(storage)
+      } catch {}
+    }
+  }
+  const claim = () => attempt((storage) => held.forEach((outbox) => storage.setItem(PREFIX + outbox, id)))
+  const write = (entry: Entry) => attempt((storage) => storage.setItem((entry.key ||= PREFIX + id + '.' + (keys++).toString(36)), stored(entry)))
+  const erase = (gone: Entry[]) => attempt((storage) => gone.forEach((entry) => entry.key && storage.removeItem(entry.key)))
   const hold = () => {
-    if (locks && !release) locks.request(key, () => new Promise<void>((resolve) => (release = resolve))).catch(() => {})
+    if (locks && !release) locks.request(PREFIX + id, () => new Promise<void>((resolve) => (release = resolve))).catch(() => {})
   }
 
-  const write = () => {
-    clearTimeout(lazy)
-    lazy = undefined
-    const storage = store()
-    if (!storage || !persist) return
-    try {
-      // Each event's text is made once and reused; only the queue around it is written anew.
-      const serialise = () => '{"t":' + (released ? 0 : Date.now()) + ',"q":[' + entries.map((entry) => '{"event":' + jsonOf(entry) + '}').join() + ']}'
-      let json = serialise()
-      while (json.length > MAX_CHARS) {
-        onDrop(entries.splice(0, Math.ceil(entries.length / 10)), 'overflow')
-        json = serialise()
-      }
-      if (entries.length) storage.setItem(key, json)
-      else storage.removeItem(key)
-      durable = true
-    } catch {
-      // Quota, private mode, disabled: the events stay in memory and are still sent.
-      durable = false
-    }
-  }
-
-  /**
-   * Applies the bounds, oldest first, and writes once per task however many events changed:
-   * a new event is on disk before the task that tracked it ends. `later`: only events left,
-   * which at worst a crash would send twice (the collector keeps one by event_id), so the
-   * write waits a second and takes every delivered batch of a burst at once, instead of
-   * serialising what remains after each.
-   */
-  const save = (later?: boolean) => {
-    if (entries.length > MAX_EVENTS) onDrop(entries.splice(0, entries.length - MAX_EVENTS), 'overflow')
-    if (!persist) return
-    if (later) lazy ||= setTimeout(write, 1000)
-    else if (!saving) {
-      saving = true
-      queueMicrotask(() => {
-        saving = false
-        write()
-      })
-    }
+  const without = (gone: Entry[]) => {
+    const set = new Set(gone)
+    entries = entries.filter((entry) => {
+      if (!set.has(entry)) return true
+      chars -= jsonOf(entry).length
+      return false
+    })
+    erase(gone)
   }
 
   hold()
+  claim()
 
   return {
     /** Events in order, oldest first. */
     get entries() {
       return entries
     },
+
+    /**
+     * Queues an event. It is written once at the end of the task, with any others that task
+     * tracked; the bounds drop the oldest first.
+     */
     add(entry: Entry) {
       entries.push(entry)
-      save()
+      chars += jsonOf(entry).length
+      if (entries.length > MAX_EVENTS || chars > MAX_CHARS) {
+        let cut = 0
+        while (entries.length - cut > MAX_EVENTS || chars > MAX_CHARS) chars -= jsonOf(entries[cut++]).length
+        const dropped = entries.splice(0, cut)
+        erase(dropped)
+        unwritten = unwritten.filter((entry) => !dropped.includes(entry))
+        onDrop(dropped, 'overflow')
+      }
+      if (unwritten.push(entry) == 1) {
+        queueMicrotask(() => {
+          unwritten.forEach(write)
+          unwritten = []
+        })
+      }
     },
-    remove(done: Entry[]) {
-      const gone = new Set(done)
-      entries = entries.filter((entry) => !gone.has(entry))
-      save(true)
+
+    /** Delivered or given up: gone from memory and disk. */
+    remove: without,
+
+    /** Handed to the browser on the page's way out (`at`), or back to waiting (no `at`). */
+    mark(marked: Entry[], at?: number) {
+      marked.forEach((entry) => {
+        entry.handed = at
+        if (entry.key) write(entry)
+      })
     },
-    changed: () => save(),
 
     /** Takes over the outboxes of pages that are gone; resolves how many events it adopted. */
     adopt(): Promise<number> {
       const storage = persist && store()
       if (!storage) return Promise.resolve(0)
-      const take = (alive: (key: string, written: number) => boolean) => {
-        const known = new Set(entries.map((entry) => entry.event.event_id))
+      const take = (alive: (holder: string) => boolean) => {
+        const found: Record<string, string[]> = {}
+        for (const key of Object.keys(storage)) {
+          if (!key.startsWith(PREFIX)) continue
+          const [outbox, event] = key.slice(PREFIX.length).split('.')
+          ;(found[outbox] ||= []).push(...(event ? [key] : []))
+        }
         let adopted = 0
-        for (const other of Object.keys(storage)) {
-          if (!other.startsWith(PREFIX) || other == key) continue
-          const outbox = read(storage, other)
-          // t is 0 once its page said goodbye in pagehide, even if the lock is not yet let go.
-          if (outbox && outbox.t && alive(other, outbox.t)) continue
-          storage.removeItem(other)
-          for (const { event } of (outbox && outbox.q) || []) {
-            if (event && !known.has(event.event_id)) {
-              known.add(event.event_id)
-              entries.push({ event })
+        for (const outbox of Object.keys(found)) {
+          const holder = storage.getItem(PREFIX + outbox)
+          if (held.has(outbox) || (holder && alive(holder))) continue
+          if (!found[outbox].length) {
+            storage.removeItem(PREFIX + outbox)
+            continue
+          }
+          held.add(outbox)
+          storage.setItem(PREFIX + outbox, id)
+          for (const key of found[outbox]) {
+            const entry = parse(key, storage.getItem(key) || '')
+            if (!entry) storage.removeItem(key)
+            else {
+              entries.push(entry)
+              chars += entry.json!.length
               adopted++
             }
           }
@@ -150,59 +178,80 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
         const oldest = Date.now() - MAX_AGE
         const expired = entries.filter((entry) => entry.event.t_client < oldest)
         if (expired.length) {
-          entries = entries.filter((entry) => !expired.includes(entry))
+          without(expired)
           onDrop(expired, 'expired')
         }
         entries.sort((a, b) => a.event.t_client - b.event.t_client)
-        save()
         return adopted
       }
-      if (!locks) return Promise.resolve(take((_, written) => written > Date.now() - STALE))
+      const attemptTake = (alive: (holder: string) => boolean) => {
+        try {
+          return take(alive)
+        } catch {
+          return 0
+        }
+      }
+      // Without Web Locks only an outbox whose page let go of it on pagehide is free.
+      if (!locks) return Promise.resolve(attemptTake(() => true))
       // One page adopts at a time, so two tabs never take the same outbox.
       return locks
         .request(PREFIX, () =>
           locks.query().then((state) => {
-            const held = new Set((state.held || []).map((lock) => lock.name))
-            return take((other) => held.has(other))
+            const names = new Set((state.held || []).map((lock) => lock.name))
+            return attemptTake((holder) => names.has(PREFIX + holder))
           })
         )
         .catch(() => 0)
     },
 
     /**
-     * Leaving (pagehide): let the next page adopt what is left at once. If this page comes
+     * Leaving (pagehide): lets the next page adopt what is left at once. If this page comes
      * back from the back/forward cache, `resume` takes back only what nobody adopted.
      */
     suspend() {
       release && release()
       release = undefined
-      released = true
-      save()
+      attempt((storage) => held.forEach((outbox) => storage.setItem(PREFIX + outbox, '')))
     },
     resume() {
-      released = false
-      const storage = store()
-      if (storage && persist && durable) {
-        const outbox = read(storage, key)
-        entries = outbox ? outbox.q.map(({ event }) => ({ event })) : []
-      }
-      save()
+      attempt((storage) => {
+        for (const outbox of held) {
+          const holder = storage.getItem(PREFIX + outbox)
+          if (holder && holder != id) {
+            // Adopted by another page while this one was away: its events are that page's now.
+            held.delete(outbox)
+            const prefix = PREFIX + outbox + '.'
+            entries = entries.filter((entry) => !entry.key || !entry.key.startsWith(prefix))
+          }
+        }
+      })
+      chars = 0
+      entries.forEach((entry) => {
+        chars += jsonOf(entry).length
+        // A request cut short by the cache may never answer: what it carried is unconfirmed now.
+        entry.sending = false
+      })
+      claim()
       hold()
     },
 
     /** Whether events may be written to storage (consent, storage mode); off leaves them in memory. */
     setPersist(on: boolean) {
       persist = on
-      if (on) save()
+      if (on) {
+        claim()
+        entries.forEach(write)
+      }
     },
 
     /** Consent withdrawn: drops every queued event and deletes every outbox of this site. */
     forget() {
       persist = false
       entries = []
-      const storage = store()
+      chars = 0
       try {
-        if (storage) for (const other of Object.keys(storage)) if (other.startsWith(PREFIX)) storage.removeItem(other)
+        const storage = store()
+        if (storage) for (const key of Object.keys(storage)) if (key.startsWith(PREFIX)) storage.removeItem(key)
       } catch {
         // Nothing stored that could be deleted.
       }

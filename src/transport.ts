@@ -14,13 +14,22 @@ export function beacon(url: string, body: string): boolean {
   }
 }
 
+export interface Answer {
+  /** HTTP status, 0 when there was no answer. */
+  status: number
+  retryAfter: string | null
+  /** The collector's `missing` list, when asked for (`read`) and given. */
+  missing?: unknown
+}
+
 /**
- * POSTs a body and resolves the collector's answer, or 0 when there was none (offline,
- * refused, CORS not allowed). CORS mode so the status can be read: with a text/plain body it
+ * POSTs a body and resolves the collector's answer, or status 0 when there was none (offline,
+ * refused, CORS not allowed). CORS mode so the answer can be read: with a text/plain body it
  * is still a simple request without preflight. keepalive lets it finish after the page
  * leaves; it shares sendBeacon's 64 KiB budget.
  */
-export function post(url: string, body: string, keepalive: boolean): Promise<{ status: number; retryAfter: string | null }> {
+export function post(url: string, body: string, keepalive: boolean, read: boolean): Promise<Answer> {
+  const none: Answer = { status: 0, retryAfter: null }
   try {
     return fetch(url, {
       method: 'POST',
@@ -30,10 +39,18 @@ export function post(url: string, body: string, keepalive: boolean): Promise<{ s
       credentials: 'omit',
       keepalive
     }).then(
-      (response) => ({ status: response.status, retryAfter: response.headers.get('retry-after') }),
-      () => ({ status: 0, retryAfter: null })
+      (response) => {
+        const answer: Answer = { status: response.status, retryAfter: response.headers.get('retry-after') }
+        return read
+          ? response.json().then(
+              (json) => ({ ...answer, missing: json && json.missing }),
+              () => answer
+            )
+          : answer
+      },
+      () => none
     )
   } catch {
-    return Promise.resolve({ status: 0, retryAfter: null })
+    return Promise.resolve(none)
   }
 }
