@@ -21,6 +21,8 @@ export interface DeliverySettings {
   maxEvents: number
   maxBytes: number
   interval: number
+  /** Called when an answer leaves the outbox empty. */
+  drained: () => void
 }
 
 /**
@@ -47,12 +49,14 @@ export function createDelivery(
   counts: { sent: number; retried: number },
   allowed: () => boolean
 ) {
-  const { endpoint, maxEvents, maxBytes, interval } = settings
+  const { endpoint, maxEvents, maxBytes, interval, drained } = settings
   let requests = 0
   let keepaliveBytes = 0
   let failures = 0
   let retryAt = 0
   let fresh = 0
+  // Set by flush(): every waiting event goes now, a body after each answer, until none waits.
+  let urgent = false
   let timer: ReturnType<typeof setTimeout> | undefined
   let due = Infinity
 
@@ -125,6 +129,7 @@ export function createDelivery(
         const lost = checks.filter((entry) => lacking.includes(entry.event.event_id))
         outbox.remove(checks.filter((entry) => !lost.includes(entry)))
         outbox.mark(lost)
+        if (!outbox.entries.length) drained()
       } else if (status > 399 && status < 500 && status != 408 && status != 429) {
         outbox.remove(entries)
         dropped(entries, 'rejected', 'the collector answered ' + status)
@@ -133,7 +138,10 @@ export function createDelivery(
         backOff(retryAfter)
         // Seen to fail, so not delivered: back to waiting, even if handed on the way out.
         outbox.mark(entries.filter((entry) => entry.handed))
+        urgent = false
+        return schedule(retryAt)
       }
+      if (urgent) return send(false)
       plan()
     })
   }
@@ -165,6 +173,7 @@ export function createDelivery(
       leaving ? Infinity : MAX_IN_FLIGHT - requests
     )
     const answers: Promise<void>[] = []
+    if (!bodies.length && !checks.length) urgent = false
     if (leaving) {
       const handed: Entry[] = []
       for (const [body, entries, bytes] of bodies) {
@@ -188,6 +197,11 @@ export function createDelivery(
       if (!saturated()) schedule(++fresh >= maxEvents ? 0 : Date.now() + interval)
     },
     send,
+    /** Sends every waiting event now, at most MAX_IN_FLIGHT requests at a time; resolves once none waits or a request failed. */
+    flush() {
+      urgent = true
+      return send(false)
+    },
     /**
      * The page is going (pagehide): what requests still carry is handed over as well. Whether
      * it arrived is asked later, as for beacons.

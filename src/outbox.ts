@@ -63,13 +63,14 @@ const parse = (key: string, value: string): Entry | undefined => {
  * its id as their holder, one key per outbox, and sends them here, once. The events keep their
  * keys, so adoption costs no write per event.
  */
-export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => void, persistAtStart: boolean) {
+export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => void) {
   const id = nanoid(10)
   const locks = navigator.locks
   // The outboxes this page holds: its own and those it adopted.
   const held = new Set([id])
   let entries: Entry[] = []
-  let persist = persistAtStart
+  // Off until consent allows storage (setPersist).
+  let persist = false
   let chars = 0
   let keys = 0
   let unwritten: Entry[] = []
@@ -102,7 +103,6 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
   }
 
   hold()
-  claim()
 
   return {
     /** Events in order, oldest first. */

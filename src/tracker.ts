@@ -1,24 +1,31 @@
 import { tooLarge } from './batch'
-import { createDelivery, type Reason } from './delivery'
+import { createConsent } from './consent'
+import { createDelivery } from './delivery'
 import { envelope } from './envelope'
 import { feedbackError } from './error'
+import { createFaults } from './faults'
 import { checkUser, createIdentity } from './identity'
 import { onHidden, onRestore } from './lifecycle'
-import { onNavigate } from './navigation'
-import { createOutbox, MAX_CHARS, MAX_EVENTS, type Entry } from './outbox'
+import { createOutbox, type Entry } from './outbox'
+import { autoViewPages } from './pageviews'
 import { validate } from './rules'
-import type { Consent, EventName, FeedbackError, Stats, Tracker, TrackerOptions, User } from './types'
+import type { EventName, FeedbackError, Tracker, TrackerOptions, User } from './types'
 
 // 60 KiB leaves room under the browser's 64 KiB keepalive budget for request overhead.
 const MAX_BODY = 61440
+// Orphans of other pages (a tab that closed while its collector was unreachable) are looked
+// for at start, and again at most this often once this page has nothing left to send.
+const ADOPT_EVERY = 10000
 
-const isFeedbackError = (error: any): error is FeedbackError => error && error.name == 'FeedbackError'
-
-const WHY: Record<Reason, string> = {
-  too_large: 'is larger than a request may be',
-  rejected: 'refused',
-  overflow: 'over the outbox bound of ' + MAX_EVENTS + ' events or ' + MAX_CHARS + ' characters',
-  expired: 'older than 7 days'
+/** What is wrong with the options, if anything: the tracker then refuses every call with it. */
+function problem(settings: TrackerOptions): FeedbackError | undefined {
+  if (!settings.key || typeof settings.key != 'string') return feedbackError('init', 'key', 'is required')
+  if (!settings.endpoint || typeof settings.endpoint != 'string') return feedbackError('init', 'endpoint', 'is required')
+  try {
+    if (settings.user) checkUser('init', settings.user)
+  } catch (error) {
+    return error as FeedbackError
+  }
 }
 
 /**
@@ -29,202 +36,106 @@ const WHY: Record<Reason, string> = {
 export function createTracker(options: TrackerOptions): Tracker {
   // A copy, read once: getters on the caller's object run here, inside a guard, and never again.
   let settings = {} as TrackerOptions
-  let unreadable = false
+  let broken: FeedbackError | undefined
   try {
     settings = { ...options }
   } catch {
-    unreadable = true
+    broken = feedbackError('init', 'options', 'could not be read')
   }
-  const { key, endpoint, onError, strict, debug } = settings
-  const maxEvents = settings.maxBatchEvents || 20
-  const maxBytes = Math.min(settings.maxBatchBytes || 16384, MAX_BODY)
-  const interval = settings.flushInterval ?? 1000
+  const faults = createFaults(settings)
+  const { guard, report } = faults
   const browser = typeof window == 'object'
-  const memoryOnly = settings.storage == 'memory'
-  // Global Privacy Control is a legally binding opt-out in several US states; Do-Not-Track
-  // is deprecated and only honoured when the site asks for it.
-  const optedOut =
-    browser &&
-    (((navigator as any).globalPrivacyControl && !settings.ignoreGlobalPrivacyControl) ||
-      (settings.respectDoNotTrack && navigator.doNotTrack == '1'))
-  let consent: Consent = optedOut ? 'denied' : settings.consent || 'granted'
-  const granted = () => consent == 'granted'
-
-  let timer: ReturnType<typeof setTimeout> | undefined
-  let timerDue = Infinity
-  let lastUrl: string | undefined
-  let overrides: Partial<User> = {}
-  let broken: FeedbackError | undefined
-  let stopped = false
+  broken ||= browser ? problem(settings) : undefined
+  if (broken) {
+    if (settings.strict) throw broken
+    report(broken)
+  }
+  const key = settings.key
+  const maxBytes = Math.min(settings.maxBatchBytes || 16384, MAX_BODY)
   const counts = { sent: 0, retried: 0 }
-  const dropped: Stats['dropped'] = { invalid: 0, too_large: 0, rejected: 0, overflow: 0, expired: 0 }
-
-  /** Every fault ends here: the console for the developer, onError for the shop's monitoring. */
-  const report = (error: FeedbackError) => {
-    // Neither a console that a page replaced nor a failing handler may turn one fault into two.
-    try {
-      console.error(error.message)
-    } catch {}
-    try {
-      onError && onError(error)
-    } catch {}
-  }
-
-  const drop = (entries: Entry[], reason: Reason, detail?: string) => {
-    dropped[reason] += entries.length
-    const one = entries.length == 1
-    report(
-      feedbackError(
-        one ? entries[0].event.event : undefined,
-        undefined,
-        (one ? 'event' : entries.length + ' events') + ' dropped: ' + WHY[reason] + (detail ? ', ' + detail : '')
-      )
-    )
-  }
-
-  /**
-   * Public methods run inside this: nothing a caller's data throws reaches the page, except in
-   * strict mode. What was thrown may itself throw when read (a getter throwing
-   * `Object.create(null)`, an error whose toString throws), so it is read inside a guard too.
-   */
-  const guard =
-    <A extends unknown[], R>(method: (...args: A) => R) =>
-    (...args: A): R | undefined => {
-      try {
-        return method(...args)
-      } catch (caught) {
-        let error: FeedbackError
-        try {
-          error = isFeedbackError(caught) ? caught : feedbackError(undefined, undefined, 'failed: ' + String(caught))
-        } catch {
-          error = feedbackError(undefined, undefined, 'failed: ' + typeof caught + ' thrown')
-        }
-        dropped.invalid++
-        if (strict) throw error
-        report(error)
-      }
-    }
-
-  const outbox = browser ? createOutbox(drop, granted() && !memoryOnly) : undefined
-  const delivery = outbox && createDelivery(endpoint, outbox, maxBytes, drop, counts, granted)
-  const identity = browser ? createIdentity(settings) : undefined
-
+  let lastUrl: string | undefined
   let adoptedAt = 0
-  // Orphans of other pages (a tab that closed while its collector was unreachable) are looked
-  // for at start, and again at most every 10 s once this page has nothing left to send.
+  let stopped = false
+  const stops: (() => void)[] = []
+
+  const live = browser && !broken
+  let overrides: Partial<User> = live && settings.user ? checkUser('init', settings.user) : {}
+  const outbox = live ? createOutbox(faults.drop) : undefined
+  const identity = live ? createIdentity(settings) : undefined
+  const shopper = () => identity!.user(overrides, true)
   const adopt = () => {
-    if (!granted() || memoryOnly) return
+    if (!consent!.granted() || settings.storage == 'memory') return
     adoptedAt = Date.now()
     outbox!.adopt().then((adopted) => {
-      if (adopted) flush()
+      if (adopted) delivery!.send(false)
     })
   }
-
-  const flush = (): Promise<void> => {
-    clearTimeout(timer)
-    timerDue = Infinity
-    return delivery
-      ? delivery.send(false).then(() => {
-          if (!outbox!.entries.length && Date.now() - adoptedAt > 10000) adopt()
-        })
-      : Promise.resolve()
-  }
-
-  const schedule = (delay: number) => {
-    const due = Date.now() + delay
-    if (due < timerDue) {
-      clearTimeout(timer)
-      timerDue = due
-      timer = setTimeout(flush, delay)
-    }
-  }
+  const consent = outbox && identity && createConsent(settings, outbox, identity, shopper, () => {
+    adopt()
+    delivery!.send(false)
+  })
+  const delivery =
+    outbox &&
+    createDelivery(
+      {
+        endpoint: settings.endpoint,
+        maxEvents: settings.maxBatchEvents || 20,
+        maxBytes,
+        interval: settings.flushInterval ?? 1000,
+        drained: () => Date.now() - adoptedAt > ADOPT_EVERY && adopt()
+      },
+      outbox,
+      faults.drop,
+      counts,
+      () => consent!.granted()
+    )
 
   // Until consent, events wait without a user: reading or writing the identity cookies needs
   // consent too. They get the shopper's identity the moment it is granted.
   const push = (event: EventName, properties: Record<string, unknown>) => {
-    const entry: Entry = { event: envelope(event, properties, key, granted() ? identity!.user(overrides, true) : (undefined as never)) }
+    const entry: Entry = { event: envelope(event, properties, key, consent!.granted() ? shopper() : (undefined as never)) }
     // Refused now rather than at sending: in the outbox it would take the place of events that can go.
-    if (tooLarge(entry, maxBytes)) return drop([entry], 'too_large')
+    if (tooLarge(entry, maxBytes)) return faults.drop([entry], 'too_large')
     outbox!.add(entry)
-    if (debug) console.log('discovery-feedback:', event, properties)
-    schedule(outbox!.entries.length < maxEvents ? interval : 0)
+    if (settings.debug) console.log('discovery-feedback:', event, properties)
+    delivery!.queued()
   }
 
-  const record = <E extends EventName>(event: E, input: unknown) => {
-    if (!identity) return
+  const record = (event: EventName, input: unknown) => {
     if (broken) throw broken
+    if (!outbox) return
     if (stopped) throw feedbackError(event, undefined, 'was tracked after destroy()')
     if (event == 'view-page') {
       if (input != null && typeof input != 'object') throw feedbackError(event, 'properties', 'must be an object')
-      input = {
-        url: location.href,
-        ref: lastUrl ?? document.referrer,
-        width: innerWidth,
-        height: innerHeight,
-        ...(input as object)
-      }
+      input = { url: location.href, ref: lastUrl ?? document.referrer, width: innerWidth, height: innerHeight, ...(input as object) }
     }
     const properties = validate(event, input)
-    if (consent == 'denied') return
+    if (consent!.denied()) return
     if (event == 'view-page') lastUrl = properties.url as string
     // SPEC "Event kinds": a click-item is sent along with add-to-cart, whichever way it is tracked.
     if (event == 'add-to-cart') push('click-item', { rid: properties.rid, item_id: properties.item_id, variant_item_id: properties.variant_item_id })
     push(event, properties)
   }
 
-  // A template or a router may describe the page itself (a product page adds item_id)
-  // right after the page or route appears, so the automatic view waits one task and is
-  // skipped when the page was already viewed.
-  const viewSoon = guard(() => {
-    setTimeout(
-      guard(() => {
-        if (!stopped && location.href != lastUrl) record('view-page', {})
-      })
-    )
-  })
+  const flush = (): Promise<void> => (delivery ? delivery.flush() : Promise.resolve())
 
-  const cleanups: (() => void)[] = []
-  if (!browser) {
-    // Server rendering: nothing to track, nothing to report.
-  } else if (unreadable) {
-    broken = feedbackError('init', 'options', 'could not be read')
-  } else if (!key || typeof key != 'string') {
-    broken = feedbackError('init', 'key', 'is required')
-  } else if (!endpoint || typeof endpoint != 'string') {
-    broken = feedbackError('init', 'endpoint', 'is required')
-  } else {
-    try {
-      if (settings.user) overrides = checkUser('init', settings.user)
-    } catch (error) {
-      broken = error as FeedbackError
-    }
-  }
-  if (broken) {
-    if (strict) throw broken
-    report(broken)
-  } else if (outbox && delivery) {
+  if (outbox && delivery) {
     const online = () => {
       delivery.retryNow()
       adopt()
     }
-    const visible = () => {
-      if (document.visibilityState != 'visible') return
-      // Back from hidden: what beacons took then is confirmed by fetch now.
-      outbox.entries.forEach((entry) => (entry.beaconed = false))
-      flush()
-    }
+    const visible = () => document.visibilityState == 'visible' && delivery.send(false)
     addEventListener('online', online)
     document.addEventListener('visibilitychange', visible)
-    cleanups.push(
+    stops.push(
       onHidden((leaving) => {
-        clearTimeout(timer)
-        timerDue = Infinity
-        delivery.send(true)
-        if (leaving) outbox.suspend()
+        if (!leaving) return delivery.send(true)
+        delivery.leave()
+        outbox.suspend()
       }),
       onRestore(() => {
         outbox.resume()
-        flush()
+        delivery.send(false)
       }),
       () => removeEventListener('online', online),
       () => document.removeEventListener('visibilitychange', visible),
@@ -233,47 +144,17 @@ export function createTracker(options: TrackerOptions): Tracker {
     // What earlier pages left unsent goes first.
     adopt()
     if (settings.autoViewPage !== false) {
-      cleanups.push(
-        onNavigate(viewSoon),
-        onRestore(() => {
-          lastUrl = undefined
-          viewSoon()
-        })
+      stops.push(
+        autoViewPages(
+          () => lastUrl,
+          guard(() => stopped || record('view-page', {})),
+          () => (lastUrl = undefined)
+        )
       )
-      if (document.readyState == 'loading') {
-        addEventListener('DOMContentLoaded', viewSoon, { once: true })
-        cleanups.push(() => removeEventListener('DOMContentLoaded', viewSoon))
-      } else viewSoon()
     }
   }
 
-  const setConsent = (state: Consent) => {
-    if (state != 'granted' && state != 'pending' && state != 'denied') {
-      throw feedbackError('consent', 'state', "must be 'granted', 'pending' or 'denied'")
-    }
-    if (!outbox || optedOut) return
-    consent = state
-    if (state == 'denied') {
-      // Withdrawn: nothing of ours stays behind, and nothing more is stored or sent.
-      outbox.forget()
-      identity!.forget()
-    } else if (state == 'granted') {
-      for (const entry of outbox.entries) {
-        if (!entry.event.user) {
-          entry.event.user = identity!.user(overrides, true)
-          entry.json = undefined
-        }
-      }
-      outbox.setPersist(!memoryOnly)
-      adopt()
-      flush()
-    } else outbox.setPersist(false)
-  }
-
-  const helper =
-    <E extends EventName>(event: E) =>
-    (properties: unknown) =>
-      record(event, properties)
+  const helper = (event: EventName) => (properties: unknown) => record(event, properties)
 
   return {
     clickSuggestion: guard(helper('click-suggestion')),
@@ -287,7 +168,7 @@ export function createTracker(options: TrackerOptions): Tracker {
     identify: guard((user: Partial<User>) => {
       overrides = { ...overrides, ...checkUser('identify', user) }
     }),
-    consent: guard(setConsent),
+    consent: guard((state) => consent && consent.set(state)),
     reset: guard(() => {
       // Logout on a shared computer: what the last shopper did leaves under their ids first.
       flush()
@@ -296,13 +177,13 @@ export function createTracker(options: TrackerOptions): Tracker {
       identity && identity.forget()
     }),
     get user() {
-      return identity ? identity.user(overrides, granted()) : ({ uid: '', sid: '' } as User)
+      return identity ? identity.user(overrides, consent!.granted()) : ({ uid: '', sid: '' } as User)
     },
-    stats: () => ({ queued: outbox ? outbox.entries.length : 0, ...counts, dropped: { ...dropped } }),
+    stats: () => ({ queued: outbox ? outbox.entries.length : 0, ...counts, dropped: { ...faults.dropped } }),
     flush,
     destroy: guard(() => {
       if (stopped) return
-      cleanups.forEach((cleanup) => cleanup())
+      stops.forEach((stop) => stop())
       flush()
       stopped = true
     })

@@ -1,15 +1,10 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest'
 import { MAX_EVENTS } from '../src/outbox'
 import type { Envelope } from '../src/types'
-import { isolateEachTest, make, network, setVisibility, settle } from './helpers'
+import { CHECK_AFTER } from '../src/delivery'
+import { fakeLocks, isolateEachTest, make, network, setVisibility, settle, stored } from './helpers'
 
 const click = (item_id = '42') => ({ item_id, variant_item_id: item_id + '-1' })
-
-/** The events every outbox in localStorage holds. */
-const stored = (): Envelope[] =>
-  Object.keys(localStorage)
-    .filter((key) => key.startsWith('df_outbox_'))
-    .flatMap((key) => JSON.parse(localStorage.getItem(key)!).q.map((entry: { event: Envelope }) => entry.event))
 
 isolateEachTest()
 beforeEach(() => {
@@ -17,22 +12,27 @@ beforeEach(() => {
 })
 
 describe('outbox', () => {
-  it('stores an event before the task that tracked it ends, and forgets it within a second of the 2xx', async () => {
+  it('stores an event before the task that tracked it ends, one key per event, and forgets it at the 2xx', async () => {
     network()
     const tracker = make()
     tracker.clickItem(click())
+    tracker.clickItem(click('43'))
     await Promise.resolve()
-    expect(stored().map((event) => event.properties)).toEqual([click()])
+    expect(stored().map((event) => event.properties)).toEqual([click(), click('43')])
+    const writes = vi.spyOn(Storage.prototype, 'setItem')
+    tracker.clickItem(click('44'))
+    await Promise.resolve()
+    // One write for the new event, however long the queue is.
+    expect(writes).toHaveBeenCalledTimes(1)
     await tracker.flush()
     await settle()
-    // Delivered events leave the disk lazily, all of a burst in one write.
-    vi.advanceTimersByTime(1000)
     expect(stored()).toEqual([])
-    expect(tracker.stats()).toMatchObject({ queued: 0, sent: 1 })
+    expect(tracker.stats()).toMatchObject({ queued: 0, sent: 3 })
   })
 
   it('sends what a page that is gone left behind, with its event_id and t_client', async () => {
     const net = network({ answer: () => 'offline' })
+    const locks = fakeLocks()
     vi.setSystemTime(1767261600000)
     const first = make()
     first.clickItem(click('1'))
@@ -41,9 +41,9 @@ describe('outbox', () => {
     await settle()
     const left = stored()
     expect(left).toHaveLength(2)
-    // The page dies without a word: no pagehide, no destroy. Its outbox ages past the
-    // lease of a page without Web Locks.
-    vi.setSystemTime(1767261600000 + 61000)
+    // The page dies without a word: no pagehide, no destroy; the browser lets its lock go.
+    const [lock] = locks.held()
+    locks.die(lock)
     net.fetch.mockImplementation(() => Promise.resolve(new Response(null, { status: 204 })))
     const next = make()
     await settle()
@@ -52,12 +52,12 @@ describe('outbox', () => {
     const sent = net.fetch.mock.calls.flatMap(([, init]) => JSON.parse(init.body as string) as Envelope[])
     const delivered = sent.slice(-2)
     expect(delivered.map((event) => [event.event_id, event.t_client])).toEqual(left.map((event) => [event.event_id, event.t_client]))
-    vi.advanceTimersByTime(1000)
     expect(stored()).toEqual([])
   })
 
   it('leaves alone the outbox of a page that is alive', async () => {
     network({ answer: () => 'offline' })
+    fakeLocks()
     const first = make()
     first.clickItem(click())
     await first.flush()
@@ -82,7 +82,6 @@ describe('outbox', () => {
     await settle()
     expect(next.stats()).toMatchObject({ queued: 0, sent: 1 })
     expect(net.events().map((event) => event.properties)).toEqual([click()])
-    vi.advanceTimersByTime(1000)
     expect(stored()).toEqual([])
   })
 
@@ -244,18 +243,78 @@ describe('delivery', () => {
     expect(fetch.mock.calls.length).toBeGreaterThan(4)
   })
 
-  it('confirms by fetch, once visible again, what a beacon took while hidden', async () => {
+  it('never resends what a beacon took; asks the collector later and resends only what it lacks', async () => {
+    // The collector stored the first beacon but not the second (say it answered 503 to it).
+    let lacking: string[] = []
+    const net = network({ answer: () => ({ status: 200, body: JSON.stringify({ accepted: 0, missing: lacking }) }) })
+    const tracker = make()
+    tracker.clickItem(click('1'))
+    setVisibility('hidden')
+    tracker.clickItem(click('2'))
+    setVisibility('hidden')
+    expect(net.sendBeacon).toHaveBeenCalledTimes(2)
+    const [first, second] = net.events()
+    lacking = [second.event_id]
+    setVisibility('visible')
+    await settle()
+    // Nothing goes again by itself: a beacon the browser took counts as delivered.
+    expect(net.fetch).not.toHaveBeenCalled()
+    expect(tracker.stats().queued).toBe(2)
+    vi.advanceTimersByTime(CHECK_AFTER)
+    await settle()
+    const [url, init] = net.fetch.mock.calls[0]
+    expect(new URL(url).searchParams.get('unconfirmed')).toBe([first.event_id, second.event_id].join())
+    expect(init.body).toBe('[]')
+    await vi.advanceTimersByTimeAsync(1000)
+    await settle()
+    // Only the event the collector lacks went again, with its own id; then nothing more.
+    expect(net.events().map((event) => event.event_id)).toEqual([first.event_id, second.event_id, second.event_id])
+    expect(tracker.stats().queued).toBe(0)
+    await vi.advanceTimersByTimeAsync(60000)
+    expect(net.fetch).toHaveBeenCalledTimes(2)
+  })
+
+  it('counts what a beacon took as delivered when the collector does not answer which it lacks', async () => {
     const net = network()
     const tracker = make()
     tracker.clickItem(click())
     setVisibility('hidden')
-    expect(net.sendBeacon).toHaveBeenCalledTimes(1)
-    expect(tracker.stats().queued).toBe(1)
     setVisibility('visible')
+    await vi.advanceTimersByTimeAsync(CHECK_AFTER)
     await settle()
     expect(net.fetch).toHaveBeenCalledTimes(1)
     expect(tracker.stats().queued).toBe(0)
-    expect(new Set(net.events().map((event) => event.event_id)).size).toBe(1)
+    expect(net.events()).toHaveLength(1)
+  })
+
+  it('keeps at most six requests in flight and sends no partial batch on an answer', async () => {
+    const answers: (() => void)[] = []
+    const fetch = vi.fn(() => new Promise<Response>((resolve) => answers.push(() => resolve(new Response(null, { status: 204 })))))
+    network()
+    vi.stubGlobal('fetch', fetch)
+    const tracker = make()
+    // 300 clicks, one per task, while the collector takes its time.
+    for (let i = 0; i < 300; i++) {
+      tracker.clickItem(click(String(i)))
+      await vi.advanceTimersByTimeAsync(1)
+      expect(answers.length).toBeLessThanOrEqual(6)
+    }
+    expect(fetch).toHaveBeenCalledTimes(6)
+    const bodies = () => fetch.mock.calls.map((call: any) => JSON.parse(call[1].body).length)
+    while (answers.length) {
+      answers.shift()!()
+      await vi.advanceTimersByTimeAsync(1)
+    }
+    await vi.advanceTimersByTimeAsync(1000)
+    while (answers.length) {
+      answers.shift()!()
+      await vi.advanceTimersByTimeAsync(1)
+    }
+    expect(bodies().reduce((sum: number, count: number) => sum + count, 0)).toBe(300)
+    expect(fetch.mock.calls.length).toBeLessThanOrEqual(20)
+    // Every request but the last carried a full batch: an answer never sends a straggler.
+    expect(bodies().slice(0, -1).every((count: number) => count >= 20)).toBe(true)
+    expect(tracker.stats()).toMatchObject({ queued: 0, sent: 300 })
   })
 })
 

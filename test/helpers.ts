@@ -21,13 +21,14 @@ export function isolateEachTest() {
   })
   afterEach(() => {
     made.splice(0).forEach((tracker) => tracker.destroy())
+    delete (navigator as { locks?: unknown }).locks
     vi.useRealTimers()
     vi.restoreAllMocks()
     vi.unstubAllGlobals()
   })
 }
 
-type Answer = { status: number; headers?: Record<string, string> } | 'offline'
+type Answer = { status: number; headers?: Record<string, string>; body?: string } | 'offline'
 
 /**
  * Stands in for the network: a recording sendBeacon (jsdom has none) and fetch. `answer`
@@ -46,7 +47,7 @@ export function network(options: { answer?: (body: string) => Answer; acceptBeac
     const answer = options.answer ? options.answer(body) : { status: 204 }
     if (answer == 'offline') return Promise.reject(new TypeError('Failed to fetch'))
     if (answer.status < 300) delivered.push({ via: 'fetch', url, body })
-    return Promise.resolve(new Response(null, { status: answer.status, headers: answer.headers }))
+    return Promise.resolve(new Response(answer.body ?? null, { status: answer.status, headers: answer.headers }))
   })
   Object.defineProperty(navigator, 'sendBeacon', { value: sendBeacon, configurable: true, writable: true })
   vi.stubGlobal('fetch', fetch)
@@ -74,4 +75,37 @@ export function resetPage() {
   sessionStorage.clear()
   Object.defineProperty(document, 'visibilityState', { value: 'visible', configurable: true })
   history.replaceState(null, '', '/')
+}
+
+/** The events every outbox in localStorage holds, oldest key first. */
+export const stored = (): Envelope[] =>
+  Object.keys(localStorage)
+    .filter((key) => /^df_q_[^.]+\./.test(key))
+    .map((key) => {
+      const value = localStorage.getItem(key)!
+      return JSON.parse(value.slice(value.indexOf('{')))
+    })
+
+/**
+ * Web Locks as the browser keeps them, for jsdom (which has none): a lock is held until its
+ * callback's promise settles. `die(name)` lets a page's lock go as a crash would.
+ */
+export function fakeLocks() {
+  const held = new Map<string, () => void>()
+  const locks = {
+    request(name: string, callback: () => Promise<unknown>) {
+      const result = callback()
+      if (name.startsWith('df_q_') && name.length > 5) {
+        held.set(name, () => held.delete(name))
+        result.then(() => held.delete(name))
+      }
+      return result
+    },
+    query: () => Promise.resolve({ held: [...held.keys()].map((name) => ({ name })) })
+  }
+  Object.defineProperty(navigator, 'locks', { value: locks, configurable: true })
+  return {
+    held: () => [...held.keys()],
+    die: (name: string) => held.get(name)?.()
+  }
 }
