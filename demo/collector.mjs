@@ -113,6 +113,9 @@ const failure = (message, more) => ({ error: { message }, ...more })
  * the file are read at start, so a resent event is acknowledged and stored once, across
  * restarts too. Node runs handlers one at a time, which makes check-and-append atomic.
  */
+// Ids one request may ask about: the library asks about 50 at a time.
+const MAX_UNCONFIRMED = 200
+
 export function createCollector({ file, maxBodyBytes = 256 * 1024, keys = [DEMO_KEY] }) {
   // Only the merchants it serves: an unknown key's events are refused, not stored.
   const accepted = new Set(keys)
@@ -175,7 +178,12 @@ export function createCollector({ file, maxBodyBytes = 256 * 1024, keys = [DEMO_
     })
     if (lines.length) writeSync(fd, lines.join(''))
     messages.forEach(publish)
-    return { accepted: lines.length, duplicates, rejected }
+    const result = { accepted: lines.length, duplicates, rejected }
+    // README "Collector protocol": which of the events the library handed over unconfirmed (by
+    // beacon, or in a request cut short by the page leaving) never arrived, so it sends only those again.
+    const unconfirmed = new URLSearchParams(query < 0 ? '' : request.url.slice(query + 1)).get('unconfirmed')
+    if (unconfirmed != null) result.missing = unconfirmed.split(',').slice(0, MAX_UNCONFIRMED).filter((id) => id && !seen.has(id))
+    return result
   }
 
   async function handle(request, response) {

@@ -108,10 +108,11 @@ export function createDelivery(
     retryAt = Date.now() + (asked >= 0 ? asked : Math.min(1000 * 2 ** (failures - 1), MAX_BACKOFF) * (0.5 + Math.random() / 2))
   }
 
-  const deliver = (body: string, entries: Entry[], bytes: number, checks: Entry[]) => {
-    // keepalive lets a request finish after the page is gone, within the shared budget; a
-    // body beyond it goes by ordinary fetch.
-    const keepalive = keepaliveBytes + bytes <= BUDGET
+  const deliver = (body: string, entries: Entry[], bytes: number, checks: Entry[], leaving?: boolean) => {
+    // keepalive lets a request finish after the page is gone, within the shared budget. While
+    // the page is visible it takes at most half, so that beacons find room when the page goes;
+    // a body beyond that goes by ordinary fetch, which a visible page has time to see through.
+    const keepalive = keepaliveBytes + bytes <= (leaving ? BUDGET : BUDGET / 2)
     if (keepalive) keepaliveBytes += bytes
     requests++
     const carried = entries.concat(checks)
@@ -179,7 +180,7 @@ export function createDelivery(
       for (const [body, entries, bytes] of bodies) {
         if (beacon(target([]), body)) counts.sent += entries.length
         // Refused (over the budget, or no sendBeacon): a request may still get out before the page goes.
-        else answers.push(deliver(body, entries, bytes, []))
+        else answers.push(deliver(body, entries, bytes, [], true))
         handed.push(...entries)
       }
       outbox.mark(handed, now)

@@ -51,7 +51,7 @@ export function createTracker(options: TrackerOptions): Tracker {
     report(broken)
   }
   const key = settings.key
-  const maxBytes = Math.min(settings.maxBatchBytes || 16384, MAX_BODY)
+  const maxBytes = Math.min(settings.maxBatchBytes || MAX_BODY, MAX_BODY)
   const counts = { sent: 0, retried: 0 }
   let lastUrl: string | undefined
   let adoptedAt = 0

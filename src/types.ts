@@ -147,11 +147,11 @@ export interface TrackerOptions {
    * @example { uid: customer.id, email: customer.email }
    */
   user?: Partial<User>
-  /** Send a batch once this many events are queued. Default 20. */
+  /** Send a batch once this many events wait to be sent. Default 20. */
   maxBatchEvents?: number
-  /** Largest request body in bytes; bigger batches are split. Default 16384, at most 61440 (the browser's keepalive budget is 64 KiB per page). */
+  /** Largest request body in bytes; a backlog is split into bodies of at most this size. Default and most 61440 (the browser's keepalive budget is 64 KiB per page). */
   maxBatchBytes?: number
-  /** Milliseconds an event may wait for others to join its batch. Default 1000. */
+  /** Milliseconds the oldest waiting event may wait for others to join its batch. Default 1000. */
   flushInterval?: number
   /**
    * `'pending'`: nothing stored or sent until `consent('granted')`; events wait in memory.

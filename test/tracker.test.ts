@@ -196,7 +196,7 @@ describe('createTracker', () => {
 
   it('splits a burst into bodies under maxBatchBytes, every event once', () => {
     const net = network()
-    const tracker = make({ maxBatchEvents: 1000 })
+    const tracker = make({ maxBatchEvents: 1000, maxBatchBytes: 16384 })
     for (let i = 0; i < 400; i++) tracker.clickItem({ ...click, item_id: String(i) })
     setVisibility('hidden')
     expect(net.delivered.length).toBeGreaterThan(5)

@@ -82,7 +82,8 @@ describe('consent in Chromium', () => {
     await waitFor(() => collector.events().length == 1, 'the event before withdrawal')
     await call(page, 'click-item', { item_id: 'queued', variant_item_id: 'v' })
     await sleep(50)
-    expect((await traces(page)).storage).toHaveLength(1)
+    // The queued event is on disk, under a key of its own.
+    expect((await traces(page)).storage.filter((key) => key.includes('.'))).toHaveLength(1)
     await call(page, 'consent', 'denied')
     expect(await traces(page)).toEqual({ cookies: [], storage: [] })
     await call(page, 'click-item', { item_id: 'after', variant_item_id: 'v' })
