@@ -1,6 +1,7 @@
 import { pack } from './batch'
 import type { DropReason, Entry, Outbox } from './outbox'
 import { beacon, post } from './transport'
+import type { TrackerOptions } from './types'
 
 // The browser lets a page have 64 KiB of keepalive requests in flight (Fetch standard,
 // "keepalive"), shared with every other script; we never take more than that ourselves.
@@ -16,14 +17,6 @@ const MAX_CHECKS = 50
 
 export type Reason = DropReason | 'too_large' | 'rejected'
 
-export interface DeliverySettings {
-  endpoint: string
-  maxEvents: number
-  maxBytes: number
-  interval: number
-  /** Called when an answer leaves the outbox empty. */
-  drained: () => void
-}
 
 /**
  * Moves events from the outbox to the collector, once each on a healthy wire.
@@ -43,13 +36,18 @@ export interface DeliverySettings {
  * does not answer `missing` gets each such event at most once, never twice.
  */
 export function createDelivery(
-  settings: DeliverySettings,
+  settings: TrackerOptions,
+  maxBytes: number,
   outbox: Outbox,
   dropped: (entries: Entry[], reason: Reason, detail?: string) => void,
   counts: { sent: number; retried: number },
-  allowed: () => boolean
+  allowed: () => boolean,
+  /** Called when an answer leaves the outbox empty. */
+  drained: () => void
 ) {
-  const { endpoint, maxEvents, maxBytes, interval, drained } = settings
+  const endpoint = settings.endpoint
+  const maxEvents = settings.maxBatchEvents || 20
+  const interval = settings.flushInterval ?? 1000
   let requests = 0
   let keepaliveBytes = 0
   let failures = 0
@@ -62,10 +60,9 @@ export function createDelivery(
 
   // The send time lets a collector correct a device clock that is off: the event happened at
   // t_client + (its own receive time - t_sent). A query parameter keeps the body SPEC's.
+  const base = endpoint + (endpoint.includes('?') ? '&' : '?') + 't_sent='
   const target = (checks: Entry[]) =>
-    endpoint +
-    (endpoint.includes('?') ? '&' : '?') +
-    't_sent=' +
+    base +
     Date.now() +
     (checks.length ? '&unconfirmed=' + encodeURIComponent(checks.map((entry) => entry.event.event_id).join()) : '')
 
@@ -101,7 +98,7 @@ export function createDelivery(
     if (!saturated()) schedule(fresh >= maxEvents ? 0 : at)
   }
 
-  const backOff = (retryAfter: string | null) => {
+  const backOff = (retryAfter?: string | null) => {
     const seconds = Number(retryAfter)
     const asked = retryAfter ? (isNaN(seconds) ? Date.parse(retryAfter) - Date.now() : seconds * 1000) : NaN
     failures++
@@ -117,7 +114,7 @@ export function createDelivery(
     requests++
     const carried = entries.concat(checks)
     carried.forEach((entry) => (entry.sending = true))
-    return post(target(checks), body, keepalive, checks.length > 0).then(({ status, retryAfter, missing }) => {
+    return post(target(checks), body, keepalive, checks.length > 0).then(([status, retryAfter, missing]) => {
       requests--
       if (keepalive) keepaliveBytes -= bytes
       carried.forEach((entry) => (entry.sending = false))

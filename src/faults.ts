@@ -4,9 +4,9 @@ import type { Entry } from './outbox'
 import type { FeedbackError, Stats, TrackerOptions } from './types'
 
 const WHY: Record<Reason, string> = {
-  too_large: 'is larger than a request may be',
+  too_large: 'too large for a request',
   rejected: 'refused',
-  overflow: 'over the outbox bound',
+  overflow: 'outbox full',
   expired: 'older than 7 days'
 }
 

@@ -1,6 +1,5 @@
 import Cookies from 'js-cookie'
 import { nanoid } from 'nanoid'
-import { feedbackError } from './error'
 import type { TrackerOptions, User } from './types'
 
 const UID_COOKIE = 'df_uid'
@@ -13,10 +12,6 @@ const UID_LIFETIME = 400 * 1440 * MINUTE
 // nanoid's alphabet, at most 32 characters (SPEC "Limits"). Anything else in our cookie was
 // written by someone else and is replaced, never sent.
 const OUR_ID = /^[\w-]{1,32}$/
-
-/** A valid override from the platform: any non-empty string of at most 32 characters (SPEC "User object"). */
-export const isUserId = (value: unknown): value is string =>
-  typeof value == 'string' && value.length > 0 && value.length <= 32
 
 /**
  * The widest domain the browser lets us set a cookie on: the site's registrable domain, so
@@ -114,31 +109,4 @@ export function createIdentity(options: TrackerOptions): Identity {
       }
     }
   }
-}
-
-const isString = (value: unknown): value is string => typeof value == 'string'
-const ID_RULE: [(value: unknown) => boolean, string] = [isUserId, 'must be a string of 1 to 32 characters']
-const TEXT_RULE: [(value: unknown) => boolean, string] = [isString, 'must be a string']
-
-const USER_RULES: Record<string, [test: (value: unknown) => boolean, rule: string]> = {
-  uid: ID_RULE,
-  sid: ID_RULE,
-  email: TEXT_RULE,
-  ip: TEXT_RULE,
-  ua: TEXT_RULE,
-  lang: [(value) => Array.isArray(value) && value.every(isString), 'must be an array of language codes']
-}
-
-/** Checks identity fields given by the site (options.user, identify()) against SPEC "User object". */
-export function checkUser(event: string, user: unknown): Partial<User> {
-  if (!user || typeof user != 'object') throw feedbackError(event, 'user', 'must be an object')
-  const checked: Record<string, unknown> = {}
-  for (const field of Object.keys(USER_RULES)) {
-    const value = (user as Record<string, unknown>)[field]
-    if (value == null) continue
-    const [test, rule] = USER_RULES[field]
-    if (!test(value)) throw feedbackError(event, 'user.' + field, rule)
-    checked[field] = value
-  }
-  return checked as Partial<User>
 }

@@ -1,12 +1,13 @@
 import { feedbackError } from './error'
-import type { EventName } from './types'
+import type { EventName, User } from './types'
 
 /*
- * SPEC "Event kinds" as data. Each field maps to a kind letter, with `?` when
- * the field may be left out:
+ * SPEC "Event kinds" and "User object" as data. Each field maps to a kind letter, with `?`
+ * when the field may be left out:
  *   s  non-empty string     r  string, may be empty (a referrer can be)
  *   n  finite number        i  non-negative integer    q  positive integer
- *   l  array of line items
+ *   l  array of line items  u  user id: 1 to 32 characters (SPEC "Limits")
+ *   a  array of language codes
  */
 type Schema = Record<string, string>
 
@@ -32,7 +33,13 @@ export const EVENTS: Record<EventName, Schema> = {
   'view-page': { url: 's', ref: 'r', width: 'i', height: 'i', item_id: 's?', variant_item_id: 's?' }
 }
 
+// Fields the site may give about the shopper (options.user, identify(), the server's user).
+const USER: Schema = { uid: 'u?', sid: 'u?', email: 'r?', ip: 'r?', ua: 'r?', lang: 'a?' }
+
 const isString = (value: unknown): value is string => typeof value == 'string'
+
+/** A valid user id: any non-empty string of at most 32 characters (SPEC "User object"). */
+export const isUserId = (value: unknown): value is string => isString(value) && value != '' && value.length <= 32
 
 const KINDS: Record<string, [test: (value: any) => boolean, rule: string]> = {
   s: [(value) => isString(value) && value != '', 'a non-empty string'],
@@ -40,7 +47,9 @@ const KINDS: Record<string, [test: (value: any) => boolean, rule: string]> = {
   n: [(value) => typeof value == 'number' && isFinite(value), 'a finite number'],
   i: [(value) => Number.isInteger(value) && value >= 0, 'a non-negative integer'],
   q: [(value) => Number.isInteger(value) && value > 0, 'a positive integer'],
-  l: [Array.isArray, 'an array of line items']
+  l: [Array.isArray, 'an array of line items'],
+  u: [isUserId, 'a string of 1 to 32 characters'],
+  a: [(value) => Array.isArray(value) && value.every(isString), 'an array of language codes']
 }
 
 // Numbers are shown as they are (NaN, 1.5, -1 explain themselves); other values only by type,
@@ -82,3 +91,6 @@ export function validate(event: unknown, properties: unknown): Record<string, un
   }
   return check(event, EVENTS[event as EventName], properties, '')
 }
+
+/** Checks the identity fields a site gives against SPEC "User object"; returns those given. */
+export const checkUser = (event: string, user: unknown): Partial<User> => check(event, USER, user, 'user.')

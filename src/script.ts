@@ -36,15 +36,11 @@ function optionsFromDataset(script: HTMLOrSVGScriptElement | null): TrackerOptio
 
   // Strict comparisons: a command that is an object must reach the rules, not have its toString run here.
   const run = (tracker: Tracker, [command, ...args]: Call) =>
-    command === 'flush'
-      ? tracker.flush()
+    command === 'flush' || command === 'consent' || command === 'reset'
+      ? tracker[command](args[0])
       : command === 'user'
         ? tracker.identify(args[0])
-        : command === 'consent'
-          ? tracker.consent(args[0])
-          : command === 'reset'
-            ? tracker.reset()
-            : tracker.track(command as any, args[0])
+        : tracker.track(command as any, args[0])
 
   const start = (options: TrackerOptions) => {
     tracker = discoveryFeedback.tracker = createTracker(options)

@@ -2,9 +2,8 @@ import { nanoid } from 'nanoid'
 import { pack } from './batch'
 import { envelope } from './envelope'
 import { feedbackError } from './error'
-import { checkUser } from './identity'
 import type { Entry } from './outbox'
-import { validate } from './rules'
+import { checkUser, validate } from './rules'
 import type { EventName, EventProperties, User } from './types'
 
 /** Settings of the identity cookie a shop's server writes. */
@@ -127,7 +126,7 @@ export function createServerTracker(options: ServerTrackerOptions): ServerTracke
     timer = undefined
     const batch = queue
     queue = []
-    for (const [body, entries] of pack(batch, BODY_BYTES, ({ event }) => report(feedbackError(event.event, undefined, 'is larger than a request may be')))) {
+    for (const [body, entries] of pack(batch, BODY_BYTES, ({ event }) => report(feedbackError(event.event, undefined, 'too large for a request')))) {
       const delivery = deliver(body, entries.length).finally(() => sending.delete(delivery))
       sending.add(delivery)
     }

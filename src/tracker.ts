@@ -4,11 +4,11 @@ import { createDelivery } from './delivery'
 import { envelope } from './envelope'
 import { feedbackError } from './error'
 import { createFaults } from './faults'
-import { checkUser, createIdentity } from './identity'
+import { createIdentity } from './identity'
 import { onHidden, onRestore } from './lifecycle'
 import { createOutbox, type Entry } from './outbox'
 import { autoViewPages } from './pageviews'
-import { validate } from './rules'
+import { checkUser, validate } from './rules'
 import type { EventName, FeedbackError, Tracker, TrackerOptions, User } from './types'
 
 // 60 KiB leaves room under the browser's 64 KiB keepalive budget for request overhead.
@@ -77,17 +77,13 @@ export function createTracker(options: TrackerOptions): Tracker {
   const delivery =
     outbox &&
     createDelivery(
-      {
-        endpoint: settings.endpoint,
-        maxEvents: settings.maxBatchEvents || 20,
-        maxBytes,
-        interval: settings.flushInterval ?? 1000,
-        drained: () => Date.now() - adoptedAt > ADOPT_EVERY && adopt()
-      },
+      settings,
+      maxBytes,
       outbox,
       faults.drop,
       counts,
-      () => consent!.granted()
+      () => consent!.granted(),
+      () => Date.now() - adoptedAt > ADOPT_EVERY && adopt()
     )
 
   // Until consent, events wait without a user: reading or writing the identity cookies needs

@@ -14,22 +14,17 @@ export function beacon(url: string, body: string): boolean {
   }
 }
 
-export interface Answer {
-  /** HTTP status, 0 when there was no answer. */
-  status: number
-  retryAfter: string | null
-  /** The collector's `missing` list, when asked for (`read`) and given. */
-  missing?: unknown
-}
+/** The collector's answer: HTTP status (0 when there was none), Retry-After, and its `missing` list when asked for and given. */
+export type Answer = [status: number, retryAfter?: string | null, missing?: unknown]
 
 /**
  * POSTs a body and resolves the collector's answer, or status 0 when there was none (offline,
  * refused, CORS not allowed). CORS mode so the answer can be read: with a text/plain body it
  * is still a simple request without preflight. keepalive lets it finish after the page
- * leaves; it shares sendBeacon's 64 KiB budget.
+ * leaves; it shares sendBeacon's 64 KiB budget. `read`: the body is wanted too.
  */
 export function post(url: string, body: string, keepalive: boolean, read: boolean): Promise<Answer> {
-  const none: Answer = { status: 0, retryAfter: null }
+  const none: Answer = [0]
   try {
     return fetch(url, {
       method: 'POST',
@@ -40,10 +35,10 @@ export function post(url: string, body: string, keepalive: boolean, read: boolea
       keepalive
     }).then(
       (response) => {
-        const answer: Answer = { status: response.status, retryAfter: response.headers.get('retry-after') }
+        const answer: Answer = [response.status, response.headers.get('retry-after')]
         return read
           ? response.json().then(
-              (json) => ({ ...answer, missing: json && json.missing }),
+              (json): Answer => [answer[0], answer[1], json && json.missing],
               () => answer
             )
           : answer

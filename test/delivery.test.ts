@@ -114,7 +114,7 @@ describe('outbox', () => {
     const tracker = make({ onError, maxBatchEvents: 10000, flushInterval: 1e9 })
     for (let i = 0; i < MAX_EVENTS + 5; i++) tracker.clickItem(click(String(i)))
     expect(tracker.stats()).toMatchObject({ queued: MAX_EVENTS, dropped: { overflow: 5 } })
-    expect(onError.mock.calls.at(-1)[0].message).toContain('dropped: over the outbox bound')
+    expect(onError.mock.calls.at(-1)[0].message).toContain('dropped: outbox full')
     await Promise.resolve()
     expect(stored()[0].properties.item_id).toBe('5')
   })

@@ -160,7 +160,7 @@ describe('events too large for any request', () => {
     for (let i = 0; i < 3; i++) tracker.clickSuggestion({ rid: 'a-1', suggestion: huge })
     tracker.clickItem({ ...click, item_id: '43' })
     expect(tracker.stats()).toMatchObject({ queued: 2, dropped: { too_large: 3, overflow: 0 } })
-    expect(errors.map((error) => error.message)).toEqual(Array(3).fill('discovery-feedback: click-suggestion: event dropped: is larger than a request may be'))
+    expect(errors.map((error) => error.message)).toEqual(Array(3).fill('discovery-feedback: click-suggestion: event dropped: too large for a request'))
     tracker.flush()
     expect(net.events().map((event) => event.properties.item_id)).toEqual(['42', '43'])
   })

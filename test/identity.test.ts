@@ -1,6 +1,7 @@
 import Cookies from 'js-cookie'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import { checkUser, createIdentity } from '../src/identity'
+import { createIdentity } from '../src/identity'
+import { checkUser } from '../src/rules'
 
 const options = { key: 'k', endpoint: '/c' }
 
