@@ -186,6 +186,20 @@ describe('collector', () => {
     expect(stored(first.file)).toHaveLength(3)
   })
 
+  it('answers which unconfirmed event ids it lacks, also across a restart, and only when asked', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'collector-')), 'events.ndjson')
+    const first = await start(file)
+    const [a, b] = [envelope(), envelope()]
+    expect((await post(first.url, [a])).body).not.toHaveProperty('missing')
+    await first.close()
+    const { url } = await start(file)
+    const answer = await post(url + '?t_sent=1&unconfirmed=' + encodeURIComponent([a.event_id, b.event_id].join()), [])
+    expect(answer.status).toBe(200)
+    expect(answer.body.missing).toEqual([b.event_id])
+    // Asked in the same request that brings it again, it counts as stored.
+    expect((await post(url + '?unconfirmed=' + b.event_id, [b])).body).toMatchObject({ accepted: 1, missing: [] })
+  })
+
   it('recovers from a line cut short by a crash', async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'collector-')), 'events.ndjson')
     const kept = envelope()
