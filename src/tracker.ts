@@ -55,8 +55,9 @@ export function createTracker(options: TrackerOptions): Tracker {
   const counts = { sent: 0, retried: 0 }
   let lastUrl: string | undefined
   let adoptedAt = 0
-  let stopped = false
-  const stops: (() => void)[] = []
+  // Aborted by destroy(): every listener and history patch goes with it.
+  const life = new AbortController()
+  const signal = life.signal
 
   const live = browser && !broken
   let overrides: Partial<User> = live && settings.user ? checkUser('init', settings.user) : {}
@@ -100,7 +101,7 @@ export function createTracker(options: TrackerOptions): Tracker {
   const record = (event: EventName, input: unknown) => {
     if (broken) throw broken
     if (!outbox) return
-    if (stopped) throw feedbackError(event, undefined, 'was tracked after destroy()')
+    if (signal.aborted) throw feedbackError(event, undefined, 'was tracked after destroy()')
     if (event == 'view-page') {
       if (input != null && typeof input != 'object') throw feedbackError(event, 'properties', 'must be an object')
       input = { url: location.href, ref: lastUrl ?? document.referrer, width: innerWidth, height: innerHeight, ...(input as object) }
@@ -116,36 +117,33 @@ export function createTracker(options: TrackerOptions): Tracker {
   const flush = (): Promise<void> => (delivery ? delivery.flush() : Promise.resolve())
 
   if (outbox && delivery) {
-    const online = () => {
-      delivery.retryNow()
-      adopt()
-    }
-    const visible = () => document.visibilityState == 'visible' && delivery.send(false)
-    addEventListener('online', online)
-    document.addEventListener('visibilitychange', visible)
-    stops.push(
-      onHidden((leaving) => {
-        if (!leaving) return delivery.send(true)
-        delivery.leave()
-        outbox.suspend()
-      }),
-      onRestore(() => {
-        outbox.resume()
-        delivery.send(false)
-      }),
-      () => removeEventListener('online', online),
-      () => document.removeEventListener('visibilitychange', visible),
-      delivery.stop
+    addEventListener(
+      'online',
+      () => {
+        delivery.retryNow()
+        adopt()
+      },
+      { signal }
     )
+    document.addEventListener('visibilitychange', () => document.visibilityState == 'visible' && delivery.send(false), { signal })
+    onHidden((leaving) => {
+      if (!leaving) return delivery.send(true)
+      delivery.leave()
+      outbox.suspend()
+    }, signal)
+    onRestore(() => {
+      outbox.resume()
+      delivery.send(false)
+    }, signal)
+    signal.addEventListener('abort', delivery.stop)
     // What earlier pages left unsent goes first.
     adopt()
     if (settings.autoViewPage !== false) {
-      stops.push(
-        autoViewPages(
-          () => lastUrl,
-          guard(() => stopped || record('view-page', {})),
-          () => (lastUrl = undefined)
-        )
+      autoViewPages(
+        () => lastUrl,
+        guard(() => record('view-page', {})),
+        () => (lastUrl = undefined),
+        signal
       )
     }
   }
@@ -178,10 +176,9 @@ export function createTracker(options: TrackerOptions): Tracker {
     stats: () => ({ queued: outbox ? outbox.entries.length : 0, ...counts, dropped: { ...faults.dropped } }),
     flush,
     destroy: guard(() => {
-      if (stopped) return
-      stops.forEach((stop) => stop())
+      if (signal.aborted) return
+      life.abort()
       flush()
-      stopped = true
     })
   } as Tracker
 }
