@@ -33,6 +33,9 @@ export const EVENTS: Record<EventName, Schema> = {
   'view-page': { url: 's', ref: 'r', width: 'i', height: 'i', item_id: 's?', variant_item_id: 's?' }
 }
 
+// What a tracker cannot work without.
+const OPTIONS: Schema = { key: 's', endpoint: 's' }
+
 // Fields the site may give about the shopper (options.user, identify(), the server's user).
 const USER: Schema = { uid: 'u?', sid: 'u?', email: 'r?', ip: 'r?', ua: 'r?', lang: 'a?' }
 
@@ -94,3 +97,9 @@ export function validate(event: unknown, properties: unknown): Record<string, un
 
 /** Checks the identity fields a site gives against SPEC "User object"; returns those given. */
 export const checkUser = (event: string, user: unknown): Partial<User> => check(event, USER, user, 'user.')
+
+/** Checks a tracker's options: its key and endpoint, and the identity given with them. */
+export const checkOptions = (options: object) => {
+  check('init', OPTIONS, options, '')
+  if ((options as { user?: unknown }).user != null) checkUser('init', (options as { user?: unknown }).user)
+}

@@ -8,8 +8,8 @@ import { createIdentity } from './identity'
 import { onHidden, onRestore } from './lifecycle'
 import { createOutbox, type Entry } from './outbox'
 import { autoViewPages } from './pageviews'
-import { checkUser, validate } from './rules'
-import type { EventName, FeedbackError, Tracker, TrackerOptions, User } from './types'
+import { checkOptions, checkUser, EVENTS, validate } from './rules'
+import type { Consent, EventName, FeedbackError, Tracker, TrackerOptions, User } from './types'
 
 // 60 KiB leaves room under the browser's 64 KiB keepalive budget for request overhead.
 const MAX_BODY = 61440
@@ -19,10 +19,8 @@ const ADOPT_EVERY = 10000
 
 /** What is wrong with the options, if anything: the tracker then refuses every call with it. */
 function problem(settings: TrackerOptions): FeedbackError | undefined {
-  if (!settings.key || typeof settings.key != 'string') return feedbackError('init', 'key', 'is required')
-  if (!settings.endpoint || typeof settings.endpoint != 'string') return feedbackError('init', 'endpoint', 'is required')
   try {
-    if (settings.user) checkUser('init', settings.user)
+    checkOptions(settings)
   } catch (error) {
     return error as FeedbackError
   }
@@ -148,21 +146,12 @@ export function createTracker(options: TrackerOptions): Tracker {
     }
   }
 
-  const helper = (event: EventName) => (properties: unknown) => record(event, properties)
-
-  return {
-    clickSuggestion: guard(helper('click-suggestion')),
-    clickItem: guard(helper('click-item')),
-    redirect: guard(helper('redirect')),
-    purchase: guard(helper('purchase')),
-    updateCart: guard(helper('update-cart')),
-    addToCart: guard(helper('add-to-cart')),
-    viewPage: guard(helper('view-page')),
+  const tracker: Record<string, unknown> = {
     track: guard(record),
     identify: guard((user: Partial<User>) => {
       overrides = { ...overrides, ...checkUser('identify', user) }
     }),
-    consent: guard((state) => consent && consent.set(state)),
+    consent: guard((state: Consent) => consent && consent.set(state)),
     reset: guard(() => {
       // Logout on a shared computer: what the last shopper did leaves under their ids first.
       flush()
@@ -180,5 +169,10 @@ export function createTracker(options: TrackerOptions): Tracker {
       life.abort()
       flush()
     })
-  } as Tracker
+  }
+  // One method per event, named after it: clickSuggestion for click-suggestion, and so on.
+  for (const event of Object.keys(EVENTS) as EventName[]) {
+    tracker[event.replace(/-(\w)/g, (_, letter: string) => letter.toUpperCase())] = guard((properties: unknown) => record(event, properties))
+  }
+  return tracker as unknown as Tracker
 }
