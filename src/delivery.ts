@@ -144,7 +144,7 @@ export function createDelivery(
     })
   }
 
-  /** Sends what is due. `leaving`: the page turned hidden and may be gone any moment. */
+  /** Sends what is due. `leaving`: the page turned hidden or is going, and may be gone any moment. */
   function send(leaving: boolean): Promise<void> {
     clearTimeout(timer)
     due = Infinity
@@ -156,6 +156,9 @@ export function createDelivery(
     const now = Date.now()
     const waiting: Entry[] = []
     const checks: Entry[] = []
+    // Leaving, what requests still carry is handed over too: whether it arrives is asked later,
+    // as for beacons. Should the page stay after all, their answers settle it first.
+    const handed = outbox.entries.filter((entry) => leaving && entry.sending && !entry.handed)
     for (const entry of outbox.entries) {
       if (entry.sending) continue
       if (!entry.handed) waiting.push(entry)
@@ -173,7 +176,6 @@ export function createDelivery(
     const answers: Promise<void>[] = []
     if (!bodies.length && !checks.length) urgent = false
     if (leaving) {
-      const handed: Entry[] = []
       for (const [body, entries, bytes] of bodies) {
         if (beacon(target([]), body)) counts.sent += entries.length
         // Refused (over the budget, or no sendBeacon): a request may still get out before the page goes.
@@ -186,7 +188,7 @@ export function createDelivery(
       for (const [body, entries, bytes] of bodies) answers.push(deliver(body, entries, bytes, answers.length ? [] : checks))
       plan()
     }
-    return Promise.all(answers).then(() => {})
+    return Promise.all(answers) as Promise<unknown> as Promise<void>
   }
 
   return {
@@ -199,17 +201,6 @@ export function createDelivery(
     flush() {
       urgent = true
       return send(false)
-    },
-    /**
-     * The page is going (pagehide): what requests still carry is handed over as well. Whether
-     * it arrived is asked later, as for beacons.
-     */
-    leave() {
-      send(true)
-      outbox.mark(
-        outbox.entries.filter((entry) => entry.sending && !entry.handed),
-        Date.now()
-      )
     },
     /** Back online: try at once instead of waiting out the backoff. */
     retryNow() {

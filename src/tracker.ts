@@ -125,9 +125,8 @@ export function createTracker(options: TrackerOptions): Tracker {
     )
     document.addEventListener('visibilitychange', () => document.visibilityState == 'visible' && delivery.send(false), { signal })
     onHidden((leaving) => {
-      if (!leaving) return delivery.send(true)
-      delivery.leave()
-      outbox.suspend()
+      delivery.send(true)
+      if (leaving) outbox.suspend()
     }, signal)
     onRestore(() => {
       outbox.resume()
