@@ -73,7 +73,6 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
   let persist = false
   let chars = 0
   let keys = 0
-  let unwritten: Entry[] = []
   let release: (() => void) | undefined
 
   /** Runs storage work where it is allowed; a throw (quota, blocked) leaves memory the only copy. */
@@ -111,25 +110,19 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
     },
 
     /**
-     * Queues an event. It is written once at the end of the task, with any others that task
-     * tracked; the bounds drop the oldest first.
+     * Queues an event and writes it under its own key, before the task that tracked it ends;
+     * the bounds drop the oldest first.
      */
     add(entry: Entry) {
       entries.push(entry)
       chars += jsonOf(entry).length
-      if (entries.length > MAX_EVENTS || chars > MAX_CHARS) {
-        let cut = 0
-        while (entries.length - cut > MAX_EVENTS || chars > MAX_CHARS) chars -= jsonOf(entries[cut++]).length
-        const dropped = entries.splice(0, cut)
-        erase(dropped)
-        unwritten = unwritten.filter((entry) => !dropped.includes(entry))
+      write(entry)
+      let cut = 0
+      for (let left = chars; entries.length - cut > MAX_EVENTS || left > MAX_CHARS; ) left -= jsonOf(entries[cut++]).length
+      if (cut) {
+        const dropped = entries.slice(0, cut)
+        without(dropped)
         onDrop(dropped, 'overflow')
-      }
-      if (unwritten.push(entry) == 1) {
-        queueMicrotask(() => {
-          unwritten.forEach(write)
-          unwritten = []
-        })
       }
     },
 
