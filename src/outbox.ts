@@ -43,16 +43,6 @@ const store = (): Storage | undefined => {
 /** An event's stored text: its wire text, after the time it was handed over if it was. */
 const stored = (entry: Entry) => (entry.handed || '') + jsonOf(entry)
 
-const parse = (key: string, value: string): Entry | undefined => {
-  const start = value.indexOf('{')
-  try {
-    const event = JSON.parse(value.slice(start))
-    if (event && event.event_id) return { event, json: value.slice(start), key, handed: +value.slice(0, start) || undefined }
-  } catch {
-    // Written by someone else or cut short: nothing we can send.
-  }
-}
-
 /**
  * The durable queue. localStorage rather than IndexedDB: it is synchronous, so an event is on
  * disk before the task that tracked it ends (a crash a moment later keeps it), and it is there
@@ -66,8 +56,8 @@ const parse = (key: string, value: string): Entry | undefined => {
 export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => void) {
   const id = nanoid(10)
   const locks = navigator.locks
-  // The outboxes this page holds: its own and those it adopted.
-  const held = new Set([id])
+  // The outboxes this page holds, by their record's key: its own and those it adopted.
+  const held = new Set([PREFIX + id])
   let entries: Entry[] = []
   // Off until consent allows storage (setPersist).
   let persist = false
@@ -84,7 +74,7 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
       } catch {}
     }
   }
-  const claim = () => attempt((storage) => held.forEach((outbox) => storage.setItem(PREFIX + outbox, id)))
+  const claim = () => attempt((storage) => held.forEach((outbox) => storage.setItem(outbox, id)))
   const write = (entry: Entry) => attempt((storage) => storage.setItem((entry.key ||= PREFIX + id + '.' + (keys++).toString(36)), stored(entry)))
   const erase = (gone: Entry[]) => attempt((storage) => gone.forEach((entry) => entry.key && storage.removeItem(entry.key)))
   const hold = () => {
@@ -139,59 +129,56 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
 
     /** Takes over the outboxes of pages that are gone; resolves how many events it adopted. */
     adopt(): Promise<number> {
-      const storage = persist && store()
-      if (!storage) return Promise.resolve(0)
+      let adopted = 0
       const take = (alive: (holder: string) => boolean) => {
-        const found: Record<string, string[]> = {}
-        for (const key of Object.keys(storage)) {
-          if (!key.startsWith(PREFIX)) continue
-          const [outbox, event] = key.slice(PREFIX.length).split('.')
-          ;(found[outbox] ||= []).push(...(event ? [key] : []))
-        }
-        let adopted = 0
-        for (const outbox of Object.keys(found)) {
-          const holder = storage.getItem(PREFIX + outbox)
-          if (held.has(outbox) || (holder && alive(holder))) continue
-          if (!found[outbox].length) {
-            storage.removeItem(PREFIX + outbox)
-            continue
+        attempt((storage) => {
+          const found: Record<string, string[]> = {}
+          for (const key of Object.keys(storage)) {
+            const [outbox, event] = key.split('.')
+            if (outbox.startsWith(PREFIX)) (found[outbox] ||= []).push(...(event ? [key] : []))
           }
-          held.add(outbox)
-          storage.setItem(PREFIX + outbox, id)
-          for (const key of found[outbox]) {
-            const entry = parse(key, storage.getItem(key) || '')
-            if (!entry) storage.removeItem(key)
+          for (const outbox of Object.keys(found)) {
+            const holder = storage.getItem(outbox)
+            if (held.has(outbox) || (holder && alive(holder))) continue
+            // A record without events is left from a page that had nothing to send.
+            if (!found[outbox].length) storage.removeItem(outbox)
             else {
-              entries.push(entry)
-              chars += entry.json!.length
-              adopted++
+              held.add(outbox)
+              storage.setItem(outbox, id)
+            }
+            for (const key of found[outbox]) {
+              const value = storage.getItem(key)!
+              const start = value.indexOf('{')
+              try {
+                const event = JSON.parse(value.slice(start))
+                if (!event.event_id) throw event
+                entries.push({ event, json: value.slice(start), key, handed: +value.slice(0, start) || undefined })
+                chars += value.length - start
+                adopted++
+              } catch {
+                // Written by someone else or cut short: nothing we can send.
+                storage.removeItem(key)
+              }
             }
           }
-        }
-        const oldest = Date.now() - MAX_AGE
-        const expired = entries.filter((entry) => entry.event.t_client < oldest)
-        if (expired.length) {
-          without(expired)
-          onDrop(expired, 'expired')
-        }
-        entries.sort((a, b) => a.event.t_client - b.event.t_client)
+          const oldest = Date.now() - MAX_AGE
+          const expired = entries.filter((entry) => entry.event.t_client < oldest)
+          if (expired.length) {
+            without(expired)
+            onDrop(expired, 'expired')
+          }
+          entries.sort((a, b) => a.event.t_client - b.event.t_client)
+        })
         return adopted
       }
-      const attemptTake = (alive: (holder: string) => boolean) => {
-        try {
-          return take(alive)
-        } catch {
-          return 0
-        }
-      }
       // Without Web Locks only an outbox whose page let go of it on pagehide is free.
-      if (!locks) return Promise.resolve(attemptTake(() => true))
+      if (!locks) return Promise.resolve(take(() => true))
       // One page adopts at a time, so two tabs never take the same outbox.
       return locks
         .request(PREFIX, () =>
           locks.query().then((state) => {
             const names = new Set((state.held || []).map((lock) => lock.name))
-            return attemptTake((holder) => names.has(PREFIX + holder))
+            return take((holder) => names.has(PREFIX + holder))
           })
         )
         .catch(() => 0)
@@ -204,17 +191,16 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
     suspend() {
       release && release()
       release = undefined
-      attempt((storage) => held.forEach((outbox) => storage.setItem(PREFIX + outbox, '')))
+      attempt((storage) => held.forEach((outbox) => storage.setItem(outbox, '')))
     },
     resume() {
       attempt((storage) => {
         for (const outbox of held) {
-          const holder = storage.getItem(PREFIX + outbox)
+          const holder = storage.getItem(outbox)
           if (holder && holder != id) {
             // Adopted by another page while this one was away: its events are that page's now.
             held.delete(outbox)
-            const prefix = PREFIX + outbox + '.'
-            entries = entries.filter((entry) => !entry.key || !entry.key.startsWith(prefix))
+            entries = entries.filter((entry) => !entry.key || !entry.key.startsWith(outbox + '.'))
           }
         }
       })
