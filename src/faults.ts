@@ -57,9 +57,9 @@ export function createFaults({ onError, strict }: Pick<TrackerOptions, 'onError'
         try {
           return method(...args)
         } catch (caught) {
-          let error: FeedbackError
+          let error = caught as FeedbackError
           try {
-            error = isFeedbackError(caught) ? caught : feedbackError(undefined, undefined, 'failed: ' + String(caught))
+            if (!isFeedbackError(caught)) error = feedbackError(undefined, undefined, 'failed: ' + caught)
           } catch {
             error = feedbackError(undefined, undefined, 'failed: ' + typeof caught + ' thrown')
           }

@@ -85,7 +85,7 @@ function check(event: string, schema: Schema, input: any, path: string): Record<
 
 /** Returns a clean copy of the properties, or throws a FeedbackError naming event, field and rule. */
 export function validate(event: unknown, properties: unknown): Record<string, unknown> {
-  if (!isString(event) || !Object.prototype.hasOwnProperty.call(EVENTS, event)) {
+  if (!isString(event) || !Object.hasOwn(EVENTS, event)) {
     throw feedbackError(
       isString(event) ? event : undefined,
       'event',
