@@ -88,16 +88,16 @@ export function createIdentity(options: TrackerOptions): Identity {
     return id
   }
 
-  const navigatorLanguages = navigator.languages && navigator.languages.length ? navigator.languages : [navigator.language]
+  const languages = (navigator.languages && navigator.languages.length ? navigator.languages : [navigator.language]).filter(Boolean)
 
   return {
+    // The site's fields (checked: only SPEC's user fields) win over ours.
     user: (overrides, store) => ({
+      ...overrides,
       uid: overrides.uid || keep(UID_COOKIE, UID_LIFETIME, store && cookies),
       sid: overrides.sid || keep(SID_COOKIE, sessionLength, store && cookies),
-      ...(overrides.email ? { email: overrides.email } : {}),
-      ...(overrides.ip ? { ip: overrides.ip } : {}),
       ua: overrides.ua || navigator.userAgent,
-      lang: overrides.lang || navigatorLanguages.filter(Boolean)
+      lang: overrides.lang || languages
     }),
     forget() {
       for (const name of [UID_COOKIE, SID_COOKIE]) {
