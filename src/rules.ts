@@ -41,9 +41,6 @@ const USER: Schema = { uid: 'u?', sid: 'u?', email: 'r?', ip: 'r?', ua: 'r?', la
 
 const isString = (value: unknown): value is string => typeof value == 'string'
 
-/** A valid user id: any non-empty string of at most 32 characters (SPEC "User object"). */
-export const isUserId = (value: unknown): value is string => isString(value) && value != '' && value.length <= 32
-
 const KINDS: Record<string, [test: (value: any) => boolean, rule: string]> = {
   s: [(value) => isString(value) && value != '', 'a non-empty string'],
   r: [isString, 'a string'],
@@ -51,7 +48,8 @@ const KINDS: Record<string, [test: (value: any) => boolean, rule: string]> = {
   i: [(value) => Number.isInteger(value) && value >= 0, 'a non-negative integer'],
   q: [(value) => Number.isInteger(value) && value > 0, 'a positive integer'],
   l: [Array.isArray, 'an array of line items'],
-  u: [isUserId, 'a string of 1 to 32 characters'],
+  // SPEC "User object": any non-empty string of at most 32 characters.
+  u: [(value) => isString(value) && value != '' && value.length <= 32, 'a string of 1 to 32 characters'],
   a: [(value) => Array.isArray(value) && value.every(isString), 'an array of language codes']
 }
 
