@@ -114,7 +114,7 @@ export function createDelivery(
     requests++
     const carried = entries.concat(checks)
     carried.forEach((entry) => (entry.sending = true))
-    return post(target(checks), body, keepalive).then(([status, retryAfter, missing]) => {
+    return post(target(checks), body, keepalive, checks.length > 0).then(([status, retryAfter, missing]) => {
       requests--
       if (keepalive) keepaliveBytes -= bytes
       carried.forEach((entry) => (entry.sending = false))

@@ -14,16 +14,17 @@ export function beacon(url: string, body: string): boolean {
   }
 }
 
-/** The collector's answer: HTTP status (0 when there was none), Retry-After, and its `missing` list if it gave one. */
+/** The collector's answer: HTTP status (0 when there was none), Retry-After, and its `missing` list when asked for and given. */
 export type Answer = [status: number, retryAfter?: string | null, missing?: unknown]
 
 /**
  * POSTs a body and resolves the collector's answer, or status 0 when there was none (offline,
  * refused, CORS not allowed). CORS mode so the answer can be read: with a text/plain body it
  * is still a simple request without preflight. keepalive lets it finish after the page
- * leaves; it shares sendBeacon's 64 KiB budget.
+ * leaves; it shares sendBeacon's 64 KiB budget. `read`: the body is wanted too.
  */
-export function post(url: string, body: string, keepalive: boolean): Promise<Answer> {
+export function post(url: string, body: string, keepalive: boolean, read: boolean): Promise<Answer> {
+  const none: Answer = [0]
   try {
     return fetch(url, {
       method: 'POST',
@@ -33,17 +34,18 @@ export function post(url: string, body: string, keepalive: boolean): Promise<Ans
       credentials: 'omit',
       keepalive
     }).then(
-      (response) =>
-        response
-          .json()
-          .then(
-            (json) => json && json.missing,
-            () => {}
-          )
-          .then((missing): Answer => [response.status, response.headers.get('retry-after'), missing]),
-      (): Answer => [0]
+      (response) => {
+        const answer: Answer = [response.status, response.headers.get('retry-after')]
+        return read
+          ? response.json().then(
+              (json): Answer => [answer[0], answer[1], json && json.missing],
+              () => answer
+            )
+          : answer
+      },
+      () => none
     )
   } catch {
-    return Promise.resolve([0])
+    return Promise.resolve(none)
   }
 }
