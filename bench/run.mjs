@@ -3,6 +3,7 @@ import { chromiumCost } from './chromium.mjs'
 import { clickCost } from './click.mjs'
 import { flushCost } from './flush.mjs'
 import { breakdown, bundleAll, LIBRARIES, shipped } from './sizes.mjs'
+import { wireCost } from './wire.mjs'
 
 // One run on this machine, everything side by side: `npm run bench` at the top level.
 
@@ -17,6 +18,7 @@ const clicks = {}
 for (const name of LIBRARIES) clicks[name] = await clickCost(bundles[name].file)
 const flush = await flushCost(bundles[OURS].file)
 const browser = await chromiumCost()
+const wire = await wireCost()
 
 const rows = []
 const row = (measure, value, comparison = '') => rows.push({ measure, value, comparison })
@@ -40,13 +42,23 @@ row(
   String(browser.longTasks.length),
   browser.bursts + ' bursts' + (browser.longTasks.length ? ', lasting ' + browser.longTasks.join(', ') + ' ms' : '')
 )
+row(
+  'Chromium: main-thread time per click, sending included (1,000 clicks one per task, CDP TaskDuration less the page without a library), vs search-insights',
+  round(wire.chromium.oursUs, 1) + ' µs',
+  `${ratio(wire.chromium.oursUs, wire.chromium.theirsUs)}× (${round(wire.chromium.theirsUs, 1)} µs); ${wire.chromium.requests.ours} requests against ${wire.chromium.requests.theirs}`
+)
+row(
+  'jsdom: whole-process CPU per event (10,000 calls one per event-loop turn, stubbed transports), vs search-insights',
+  round(wire.jsdom.oursUs, 2) + ' µs',
+  `${ratio(wire.jsdom.oursUs, wire.jsdom.theirsUs)}× (${round(wire.jsdom.theirsUs, 2)} µs); the loop alone ${round(wire.jsdom.noneUs, 2)} µs`
+)
 
 const results = {
   date: new Date().toISOString().slice(0, 10),
   command: 'npm run bench',
   node: process.version,
   rows,
-  raw: { bundles, shipped: files, breakdown: parts, clicks, flush, chromium: browser }
+  raw: { bundles, shipped: files, breakdown: parts, clicks, flush, chromium: browser, wire }
 }
 writeFileSync(new URL('results.json', import.meta.url), JSON.stringify(results, null, 2) + '\n')
 
