@@ -164,16 +164,21 @@ describe.each(ENGINES)('lifecycle in %s', (name) => {
     noErrors(page)
   })
 
-  it(`6. ${FACTS[name].bfcache ? 'restored from' : 'not restored from'} the back/forward cache: a second view-page, clicks after it once`, async () => {
+  // Firefox keeps a page that holds a Web Lock out of its back/forward cache (measured: a plain
+  // page is restored, one holding a lock is not, the tracker without navigator.locks is), and
+  // the tracker holds its outbox's lock while the page lives (README "Delivery guarantees").
+  // There the page loads again and sends its own view-page: what the shopper saw is counted all
+  // the same. Chromium and WebKit restore it.
+  const restoredByEngine = FACTS[name].bfcache && name != 'firefox'
+  it(`6. ${restoredByEngine ? 'restored from' : 'loaded again instead of'} the back/forward cache: a second view-page, clicks after it once`, async () => {
     const page = await open('/viewed')
     await waitFor(() => collector.stored().some((event) => event.event == 'view-page'), 'the first view-page')
     await page.click('#next')
     await page.waitForFunction('location.pathname == "/next" && document.readyState == "complete"')
     await page.back()
     await page.waitForFunction('location.pathname == "/viewed" && window.discoveryFeedback && discoveryFeedback.tracker')
-    // Soft: should the page not be restored, the rest still shows what a reload delivers.
-    const restored = FACTS[name].bfcache ? [false, true] : [false]
-    expect.soft(await page.evaluate('shows'), 'pageshow persisted (restored from the back/forward cache)').toEqual(restored)
+    const restored = restoredByEngine ? [false, true] : [false]
+    expect(await page.evaluate('shows'), 'pageshow persisted (restored from the back/forward cache)').toEqual(restored)
     await waitFor(() => collector.stored().filter((event) => event.event == 'view-page').length >= 2, 'a second view-page')
     await clicks(page, 'restored', 5)
     await page.close()
