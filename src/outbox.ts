@@ -63,7 +63,8 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
   let persist = false
   let chars = 0
   let keys = 0
-  let release: (() => void) | undefined
+  let wanted = false
+  let unlock: (() => void) | undefined
 
   /** Runs storage work where it is allowed; a throw (quota, blocked) leaves memory the only copy. */
   const attempt = (work: (storage: Storage) => void) => {
@@ -77,8 +78,20 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
   const claim = () => attempt((storage) => held.forEach((outbox) => storage.setItem(outbox, id)))
   const write = (entry: Entry) => attempt((storage) => storage.setItem((entry.key ||= PREFIX + id + '.' + (keys++).toString(36)), stored(entry)))
   const erase = (gone: Entry[]) => attempt((storage) => gone.forEach((entry) => entry.key && storage.removeItem(entry.key)))
-  const hold = () => {
-    if (locks && !release) locks.request(PREFIX + id, () => new Promise<void>((resolve) => (release = resolve))).catch(() => {})
+  /**
+   * Holds this page's Web Lock while it has events, so no other page takes them, and lets it
+   * go once it has none: Firefox keeps a page that holds a lock out of its back/forward cache.
+   * A request still waiting for the lock counts as held for adoption too.
+   */
+  const hold = (want: boolean) => {
+    if (!locks || want == wanted) return
+    wanted = want
+    if (want) {
+      locks.request(PREFIX + id, () => new Promise<void>((resolve) => (wanted ? (unlock = resolve) : resolve()))).catch(() => {})
+    } else if (unlock) {
+      unlock()
+      unlock = undefined
+    }
   }
 
   const without = (gone: Entry[]) => {
@@ -89,9 +102,8 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
       return false
     })
     erase(gone)
+    hold(entries.length > 0)
   }
-
-  hold()
 
   return {
     /** Events in order, oldest first. */
@@ -104,6 +116,9 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
      * the bounds drop the oldest first.
      */
     add(entry: Entry) {
+      // Written again when the page had let it go: another page may have cleared it meanwhile.
+      if (!entries.length) claim()
+      hold(true)
       entries.push(entry)
       chars += jsonOf(entry).length
       write(entry)
@@ -168,6 +183,7 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
             onDrop(expired, 'expired')
           }
           entries.sort((a, b) => a.event.t_client - b.event.t_client)
+          hold(entries.length > 0)
         })
         return adopted
       }
@@ -177,7 +193,7 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
       return locks
         .request(PREFIX, () =>
           locks.query().then((state) => {
-            const names = new Set((state.held || []).map((lock) => lock.name))
+            const names = new Set([...(state.held || []), ...(state.pending || [])].map((lock) => lock.name))
             return take((holder) => names.has(PREFIX + holder))
           })
         )
@@ -189,8 +205,7 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
      * back from the back/forward cache, `resume` takes back only what nobody adopted.
      */
     suspend() {
-      release && release()
-      release = undefined
+      hold(false)
       attempt((storage) => held.forEach((outbox) => storage.setItem(outbox, '')))
     },
     resume() {
@@ -211,7 +226,7 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
         entry.sending = false
       })
       claim()
-      hold()
+      hold(entries.length > 0)
     },
 
     /** Whether events may be written to storage (consent, storage mode); off leaves them in memory. */
