@@ -144,7 +144,8 @@ async function walk(way: Way, servers: Servers, context: BrowserContext) {
   return { visits, errors: watchers.flatMap((seen) => seen.pageErrors), maxInFlight }
 }
 
-describe.concurrent('a shopper walks 12 pages, 300 ms each, a view-page and a click-item per page', () => {
+// One walk at a time: run side by side on two cores, pages live longer than a shopper's would.
+describe('a shopper walks 12 pages, 300 ms each, a view-page and a click-item per page', () => {
   it.for<Way>(['link', 'script', 'tab', 'bfcache'])('leaving by %s: ≤ 1.02 envelopes per event, every event received', async (way, { expect }) => {
     const servers = await startServers()
     const context = await browser.newContext()
@@ -195,7 +196,7 @@ describe.concurrent('a shopper walks 12 pages, 300 ms each, a view-page and a cl
       await context.close()
       await servers.close()
     }
-  })
+  }, 60000)
 })
 
 /** A collector that answers every request `delay` ms late, and counts requests open at once. */
@@ -244,7 +245,7 @@ async function startSlowCollector(delay: number) {
   }
 }
 
-describe.concurrent('300 clicks, one per task, against a collector answering late', () => {
+describe('300 clicks, one per task, against a collector answering late', () => {
   const CLICKS = 300
   it.for([0, 150, 1000])('answers %i ms late: ≤ 20 requests, each event once, ≤ 6 in flight', async (delay, { expect }) => {
     const [collector, pages] = await Promise.all([startSlowCollector(delay), startPages()])
@@ -299,7 +300,7 @@ describe.concurrent('300 clicks, one per task, against a collector answering lat
       await context.close()
       await Promise.all([collector.close(), pages.close()])
     }
-  })
+  }, 60000)
 })
 
 describe('a collector that fails the exit beacon only', () => {
