@@ -10,6 +10,8 @@ export const jsonOf = (entry: Entry) => (entry.json ||= encode(entry.event))
  */
 export function byteLength(text: string): number {
   let bytes = text.length
+  // Most events are ASCII: a regular expression finds that far faster than a loop.
+  if (!/[^\0-\x7f]/.test(text)) return bytes
   for (let i = text.length; i--; ) {
     const code = text.charCodeAt(i)
     if (code > 0x7f) bytes += code > 0x7ff ? 2 : 1

@@ -46,7 +46,7 @@ export function createDelivery(
   drained: () => void
 ) {
   const endpoint = settings.endpoint
-  const maxEvents = settings.maxBatchEvents || 20
+  const maxEvents = settings.maxBatchEvents || 50
   const interval = settings.flushInterval ?? 1000
   let requests = 0
   let keepaliveBytes = 0

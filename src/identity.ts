@@ -88,6 +88,9 @@ export function createIdentity(options: TrackerOptions): Identity {
     return id
   }
 
+  // Read once: Chromium builds navigator.userAgent anew on every read, at a cost per event
+  // that is a good part of ours.
+  const agent = navigator.userAgent
   const languages = (navigator.languages && navigator.languages.length ? navigator.languages : [navigator.language]).filter(Boolean)
 
   return {
@@ -96,7 +99,7 @@ export function createIdentity(options: TrackerOptions): Identity {
       ...overrides,
       uid: overrides.uid || keep(UID_COOKIE, UID_LIFETIME, store && cookies),
       sid: overrides.sid || keep(SID_COOKIE, sessionLength, store && cookies),
-      ua: overrides.ua || navigator.userAgent,
+      ua: overrides.ua || agent,
       lang: overrides.lang || languages
     }),
     forget() {

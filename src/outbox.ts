@@ -56,6 +56,9 @@ const stored = (entry: Entry) => (entry.handed || '') + jsonOf(entry)
 export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => void) {
   const id = nanoid(10)
   const locks = navigator.locks
+  // Looked up once: in Chromium every read of window.localStorage costs about as much as
+  // the rest of a tracked click.
+  const storage = store()
   // The outboxes this page holds, by their record's key: its own and those it adopted.
   const held = new Set([PREFIX + id])
   let entries: Entry[] = []
@@ -68,8 +71,7 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
 
   /** Runs storage work where it is allowed; a throw (quota, blocked) leaves memory the only copy. */
   const attempt = (work: (storage: Storage) => void) => {
-    const storage = persist && store()
-    if (storage) {
+    if (persist && storage) {
       try {
         work(storage)
       } catch {}
@@ -244,7 +246,6 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
       entries = []
       chars = 0
       try {
-        const storage = store()
         if (storage) for (const key of Object.keys(storage)) if (key.startsWith(PREFIX)) storage.removeItem(key)
       } catch {
         // Nothing stored that could be deleted.

@@ -147,7 +147,7 @@ export interface TrackerOptions {
    * @example { uid: customer.id, email: customer.email }
    */
   user?: Partial<User>
-  /** Send a batch once this many events wait to be sent. Default 20. */
+  /** Send a batch once this many events wait to be sent. Default 50. */
   maxBatchEvents?: number
   /** Largest request body in bytes; a backlog is split into bodies of at most this size. Default and most 61440 (the browser's keepalive budget is 64 KiB per page). */
   maxBatchBytes?: number

@@ -41,6 +41,18 @@ describe('createTracker', () => {
     expect(net.events()).toHaveLength(3)
   })
 
+  it('by default sends a batch once 50 events wait, each batch in one request', () => {
+    const net = network()
+    const tracker = make({ autoViewPage: false })
+    for (let i = 0; i < 49; i++) tracker.clickItem(click)
+    vi.advanceTimersByTime(0)
+    expect(net.fetch).not.toHaveBeenCalled()
+    tracker.clickItem(click)
+    vi.advanceTimersByTime(0)
+    expect(net.fetch).toHaveBeenCalledTimes(1)
+    expect(net.events()).toHaveLength(50)
+  })
+
   it('sends by beacon at once when the page turns hidden, and on pagehide', () => {
     const net = network()
     const tracker = make()
