@@ -3,7 +3,7 @@ import type { FeedbackError } from '../src/types'
 import { createTracker } from '../src/tracker'
 // @ts-expect-error plain ES module shared with the browser suite
 import { fuzz } from './fuzz.mjs'
-import { ENDPOINT, isolateEachTest, make, network } from './helpers'
+import { ENDPOINT, isolateEachTest, make, network, stored } from './helpers'
 
 const click = { rid: 's-1', item_id: '42', variant_item_id: '421' }
 const order = { order_id: 'o-1', currency: 'EUR', revenue: 10, line_items: [{ item_id: '42', variant_item_id: '421', unit_price: 5, quantity: 2 }] }
@@ -58,8 +58,9 @@ describe('a page that extends the built-in prototypes', () => {
     expect(event.user.lang).toEqual(navigator.languages)
     expect(event.properties.line_items).toEqual(order.line_items)
     // The stored outbox too: a later page of the site reads the same shapes back.
-    const stored = JSON.parse(localStorage.getItem(Object.keys(localStorage).find((key) => key.startsWith('df_outbox_'))!) || 'null')
-    if (stored) expect(stored.q[0].event.properties.line_items).toEqual(order.line_items)
+    const [kept] = stored()
+    expect(kept.properties.line_items).toEqual(order.line_items)
+    expect(kept.user.lang).toEqual(navigator.languages)
   })
 
   it('keeps the ids for the page where document.cookie throws (sandboxed frame)', () => {
