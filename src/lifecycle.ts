@@ -1,15 +1,20 @@
-/**
- * Calls back when the page may be about to go away; `leaving` on pagehide, when it does.
- * Turning hidden is the last moment a browser reliably lets us send (mobile browsers never
- * fire unload); pagehide covers navigations where visibilitychange does not fire. unload and
- * beforeunload are never used: they keep a page out of the back/forward cache.
- */
-export function onHidden(callback: (leaving: boolean) => void, signal: AbortSignal) {
-  document.addEventListener('visibilitychange', () => document.visibilityState == 'hidden' && callback(false), { capture: true, signal })
-  addEventListener('pagehide', () => callback(true), { capture: true, signal })
-}
+/** Adds a capturing listener that goes when `signal` aborts: a page stopping propagation cannot hide the event from us. */
+export const listen = (target: EventTarget, type: string, listener: (event: any) => unknown, signal: AbortSignal) =>
+  target.addEventListener(type, listener, { capture: true, signal })
 
 /** Calls back when the page comes back from the back/forward cache: to the shopper, a new page view. */
-export function onRestore(callback: () => void, signal: AbortSignal) {
-  addEventListener('pageshow', (event) => event.persisted && callback(), { capture: true, signal })
+export const onRestore = (callback: () => void, signal: AbortSignal) =>
+  listen(window, 'pageshow', (event: PageTransitionEvent) => event.persisted && callback(), signal)
+
+/**
+ * The moments delivery cares about. `turned(hidden)` on every visibility change: turning
+ * hidden is the last moment a browser reliably lets us send (mobile browsers never fire
+ * unload). `leaving` on pagehide, which also covers navigations where visibilitychange does
+ * not fire. unload and beforeunload are never used: they keep a page out of the
+ * back/forward cache. `restored` when the page comes back from that cache.
+ */
+export function onLifecycle(turned: (hidden: boolean) => void, leaving: () => void, restored: () => void, signal: AbortSignal) {
+  listen(document, 'visibilitychange', () => turned(document.visibilityState == 'hidden'), signal)
+  listen(window, 'pagehide', leaving, signal)
+  onRestore(restored, signal)
 }

@@ -1,3 +1,5 @@
+import { listen } from './lifecycle'
+
 type HistoryMethod = 'pushState' | 'replaceState'
 
 /**
@@ -17,5 +19,5 @@ export function onNavigate(callback: () => void, signal: AbortSignal) {
     history[name] = wrapper
     signal.addEventListener('abort', () => history[name] == wrapper && (history[name] = original))
   }
-  addEventListener('popstate', callback, { signal })
+  listen(window, 'popstate', callback, signal)
 }

@@ -1,4 +1,4 @@
-import { onRestore } from './lifecycle'
+import { listen, onRestore } from './lifecycle'
 import { onNavigate } from './navigation'
 
 /**
@@ -18,6 +18,6 @@ export function autoViewPages(lastUrl: () => string | undefined, view: () => voi
     forget()
     soon()
   }, signal)
-  if (document.readyState == 'loading') addEventListener('DOMContentLoaded', soon, { once: true, signal })
+  if (document.readyState == 'loading') listen(document, 'DOMContentLoaded', soon, signal)
   else soon()
 }

@@ -5,7 +5,7 @@ import { envelope } from './envelope'
 import { feedbackError } from './error'
 import { createFaults } from './faults'
 import { createIdentity } from './identity'
-import { onHidden, onRestore } from './lifecycle'
+import { listen, onLifecycle } from './lifecycle'
 import { createOutbox, type Entry } from './outbox'
 import { autoViewPages } from './pageviews'
 import { checkOptions, checkUser, EVENTS, validate } from './rules'
@@ -16,15 +16,6 @@ const MAX_BODY = 61440
 // Orphans of other pages (a tab that closed while its collector was unreachable) are looked
 // for at start, and again at most this often once this page has nothing left to send.
 const ADOPT_EVERY = 10000
-
-/** What is wrong with the options, if anything: the tracker then refuses every call with it. */
-function problem(settings: TrackerOptions): FeedbackError | undefined {
-  try {
-    checkOptions(settings)
-  } catch (error) {
-    return error as FeedbackError
-  }
-}
 
 /**
  * Creates a tracker. Bad options are reported, never thrown (unless `strict`): the tracker
@@ -41,12 +32,19 @@ export function createTracker(options: TrackerOptions): Tracker {
     broken = feedbackError('init', 'options', 'could not be read')
   }
   const faults = createFaults(settings)
-  const { guard, report } = faults
+  const guard = faults.guard
   const browser = typeof window == 'object'
-  broken ||= browser ? problem(settings) : undefined
+  if (browser && !broken) {
+    try {
+      checkOptions(settings)
+    } catch (error) {
+      broken = error as FeedbackError
+    }
+  }
   if (broken) {
+    // The tracker then refuses every call with the same error.
     if (settings.strict) throw broken
-    report(broken)
+    faults.report(broken)
   }
   const key = settings.key
   const maxBytes = Math.min(settings.maxBatchBytes || MAX_BODY, MAX_BODY)
@@ -115,23 +113,27 @@ export function createTracker(options: TrackerOptions): Tracker {
   const flush = (): Promise<void> => (delivery ? delivery.flush() : Promise.resolve())
 
   if (outbox && delivery) {
-    addEventListener(
+    listen(
+      window,
       'online',
       () => {
         delivery.retryNow()
         adopt()
       },
-      { signal }
+      signal
     )
-    document.addEventListener('visibilitychange', () => document.visibilityState == 'visible' && delivery.send(false), { signal })
-    onHidden((leaving) => {
-      delivery.send(true)
-      if (leaving) outbox.suspend()
-    }, signal)
-    onRestore(() => {
-      outbox.resume()
-      delivery.send(false)
-    }, signal)
+    onLifecycle(
+      delivery.send,
+      () => {
+        delivery.send(true)
+        outbox.suspend()
+      },
+      () => {
+        outbox.resume()
+        delivery.send(false)
+      },
+      signal
+    )
     signal.addEventListener('abort', delivery.stop)
     // What earlier pages left unsent goes first.
     adopt()
