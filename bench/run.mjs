@@ -48,9 +48,19 @@ row(
   `${ratio(wire.chromium.oursUs, wire.chromium.theirsUs)}× (${round(wire.chromium.theirsUs, 1)} µs); ${wire.chromium.requests.ours} requests against ${wire.chromium.requests.theirs}`
 )
 row(
+  'Chromium: the same, ours with storage: \'memory\' (no localStorage write per tracking task, no crash guarantee)',
+  round(wire.chromium.memoryUs, 1) + ' µs',
+  `${ratio(wire.chromium.memoryUs, wire.chromium.theirsUs)}×`
+)
+row(
   'jsdom: whole-process CPU per event (10,000 calls one per event-loop turn, stubbed transports), vs search-insights',
   round(wire.jsdom.oursUs, 2) + ' µs',
   `${ratio(wire.jsdom.oursUs, wire.jsdom.theirsUs)}× (${round(wire.jsdom.theirsUs, 2)} µs); the loop alone ${round(wire.jsdom.noneUs, 2)} µs`
+)
+row(
+  'jsdom: the same, ours with storage: \'memory\'',
+  round(wire.jsdom.memoryUs, 2) + ' µs',
+  `${ratio(wire.jsdom.memoryUs, wire.jsdom.theirsUs)}×`
 )
 
 const results = {

@@ -24,6 +24,11 @@ import { idle, median, page } from './click.mjs'
  *   dist/index.mjs) by the same rollup settings and run in click.mjs's page, with its stubbed
  *   sendBeacon, fetch and XMLHttpRequest. Each run is a fresh Node process; median of 5.
  *
+ * Both also run ours with storage: 'memory', which skips the localStorage write that keeps each
+ * event on disk before its task ends: the difference is what that guarantee costs. In
+ * Chromium the first localStorage write of a task costs the page a storage flush; in jsdom
+ * every write and removal also schedules a timer for the storage event.
+ *
  * `node bench/wire.mjs` prints the figures; bench/run.mjs puts them in the table.
  */
 
@@ -43,12 +48,20 @@ const LOOP = (call) => `<script>window.run = (count) => new Promise((done) => {
   setTimeout(step, 0)
 })</script>`
 
+function ourPage(title, attributes) {
+  return (
+    `<title>${title}</title>${STUB}<script async src="/discovery-feedback.min.js" data-key="KEY" data-endpoint="/v3/feedback"${attributes}></script>${TEXT}` +
+    `<script>window.ready = () => !!discoveryFeedback.tracker</script>` +
+    LOOP(`discoveryFeedback('click-item', { rid: 's-0b5d5b8a', item_id: 'item-' + (i % 100), variant_item_id: 'variant-' + (i % 100) })`)
+  )
+}
+
 const PAGES = {
   none: `<title>none</title>${TEXT}<script>window.noop = function () {}; window.ready = () => true</script>` +
     LOOP(`noop('click-item', { rid: 's-0b5d5b8a', item_id: 'item-' + (i % 100), variant_item_id: 'variant-' + (i % 100) })`),
-  ours: `<title>ours</title>${STUB}<script async src="/discovery-feedback.min.js" data-key="KEY" data-endpoint="/v3/feedback"></script>${TEXT}` +
-    `<script>window.ready = () => !!discoveryFeedback.tracker</script>` +
-    LOOP(`discoveryFeedback('click-item', { rid: 's-0b5d5b8a', item_id: 'item-' + (i % 100), variant_item_id: 'variant-' + (i % 100) })`),
+  ours: ourPage('ours', ''),
+  // The same without localStorage (storage: 'memory'): what the crash guarantee's write per task costs.
+  memory: ourPage('memory', ' data-storage="memory"'),
   theirs: `<title>theirs</title>${ALGOLIA_SNIPPET}<script>aa('init', { appId: 'APPID', apiKey: 'KEY', host: location.origin })</script>` +
     `<script async src="/search-insights.min.js"></script>${TEXT}` +
     `<script>window.ready = () => !!window.AlgoliaAnalytics</script>` +
@@ -126,7 +139,7 @@ export async function chromiumPerClick({ runs = 5, clicks = 1000 } = {}) {
     executablePath: '/usr/bin/chromium',
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
   })
-  const raw = { none: [], ours: [], theirs: [] }
+  const raw = { none: [], ours: [], memory: [], theirs: [] }
   try {
     // Interleaved, so that a slower moment of the machine falls on all three alike.
     for (let run = 0; run < runs; run++) for (const name of Object.keys(raw)) raw[name].push(await chromiumRun(browser, origin, stats, name, clicks))
@@ -144,6 +157,7 @@ export async function chromiumPerClick({ runs = 5, clicks = 1000 } = {}) {
     theirsMs: median(raw.theirs.map((run) => run.ms)),
     // µs of main-thread time per click, the library's share: its median minus the page's without it.
     oursUs: perClick('ours'),
+    memoryUs: perClick('memory'),
     theirsUs: perClick('theirs'),
     requests: { ours: median(raw.ours.map((run) => run.requests)), theirs: median(raw.theirs.map((run) => run.requests)) },
     bytes: { ours: median(raw.ours.map((run) => run.bytes)), theirs: median(raw.theirs.map((run) => run.bytes)) },
@@ -154,6 +168,9 @@ export async function chromiumPerClick({ runs = 5, clicks = 1000 } = {}) {
 const ENTRIES = {
   ours: `import { createTracker } from '../../dist/index.mjs'
 const tracker = createTracker({ key: 'KEY', endpoint: 'https://collector.example/v3/feedback', autoViewPage: false })
+globalThis.benchClick = (i) => tracker.clickItem({ rid: 's-0b5d5b8a', item_id: 'item-' + i, variant_item_id: 'variant-' + i })`,
+  memory: `import { createTracker } from '../../dist/index.mjs'
+const tracker = createTracker({ key: 'KEY', endpoint: 'https://collector.example/v3/feedback', autoViewPage: false, storage: 'memory' })
 globalThis.benchClick = (i) => tracker.clickItem({ rid: 's-0b5d5b8a', item_id: 'item-' + i, variant_item_id: 'variant-' + i })`,
   theirs: `import aa from 'search-insights'
 aa('init', { appId: 'APPID', apiKey: 'KEY' })
@@ -205,7 +222,7 @@ async function cpuChild(file, calls) {
 
 export async function jsdomCpuPerEvent({ runs = 5, calls = 10000 } = {}) {
   const files = await bundles()
-  const raw = { none: [], ours: [], theirs: [] }
+  const raw = { none: [], ours: [], memory: [], theirs: [] }
   const self = fileURLToPath(import.meta.url)
   for (let run = 0; run < runs; run++) {
     for (const name of Object.keys(raw)) {
@@ -220,6 +237,7 @@ export async function jsdomCpuPerEvent({ runs = 5, calls = 10000 } = {}) {
     runs,
     // Whole-process CPU µs per event, and the same less the loop without a library.
     oursUs: per('ours'),
+    memoryUs: per('memory'),
     theirsUs: per('theirs'),
     noneUs: per('none'),
     oursNetUs: per('ours') - per('none'),
@@ -244,10 +262,12 @@ if (main && process.argv[2] == '--cpu-child') {
   console.log(`\nChromium, ${browser.clicks} clicks one per task, main-thread time (CDP TaskDuration) less the page without a library (${fixed(browser.noneMs, 1)} ms); median of ${browser.runs}:`)
   console.log(`  ours (discovery-feedback.min.js):  ${fixed(browser.oursUs)} µs per click  (${fixed(browser.oursMs, 1)} ms in all, ${browser.requests.ours} requests, ${browser.bytes.ours} B)`)
   console.log(`  theirs (search-insights.min.js):   ${fixed(browser.theirsUs)} µs per click  (${fixed(browser.theirsMs, 1)} ms in all, ${browser.requests.theirs} requests, ${browser.bytes.theirs} B)`)
-  console.log(`  ratio ours / theirs:               ${fixed(browser.oursUs / browser.theirsUs)}×`)
+  console.log(`  ours without localStorage:         ${fixed(browser.memoryUs)} µs per click`)
+  console.log(`  ratio ours / theirs:               ${fixed(browser.oursUs / browser.theirsUs)}×, without localStorage ${fixed(browser.memoryUs / browser.theirsUs)}×`)
   console.log(`\njsdom, ${jsdom.calls} calls one per event-loop turn, whole-process CPU (user + system) per event; median of ${jsdom.runs} processes:`)
   console.log(`  ours (createTracker, dist/index.mjs): ${fixed(jsdom.oursUs)} µs  (${fixed(jsdom.oursNetUs)} µs over the loop alone, ${jsdom.requests.ours} requests)`)
   console.log(`  theirs (search-insights):             ${fixed(jsdom.theirsUs)} µs  (${fixed(jsdom.theirsNetUs)} µs over the loop alone, ${jsdom.requests.theirs} requests)`)
+  console.log(`  ours without localStorage:            ${fixed(jsdom.memoryUs)} µs`)
   console.log(`  loop without a library:               ${fixed(jsdom.noneUs)} µs`)
   console.log(`  ratio ours / theirs:                  ${fixed(jsdom.oursUs / jsdom.theirsUs)}× whole process, ${fixed(jsdom.oursNetUs / jsdom.theirsNetUs)}× over the loop alone`)
 }
