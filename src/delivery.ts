@@ -134,8 +134,11 @@ export function createDelivery(
       } else {
         counts.retried += entries.length
         backOff(retryAfter)
-        // Seen to fail, so not delivered: back to waiting, even if handed on the way out.
-        outbox.mark(entries.filter((entry) => entry.handed))
+        // Answered with an error, or offline: not stored, so back to waiting even if handed on
+        // the way out. Otherwise no answer leaves handed ones handed, as a beacon's: a request
+        // cancelled as the page went (Firefox cancels ordinary fetches at navigation) may
+        // still have arrived, and a beacon sending it again would count it twice.
+        if (status || !navigator.onLine) outbox.mark(entries.filter((entry) => entry.handed))
         urgent = false
         return schedule(retryAt)
       }

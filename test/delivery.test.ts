@@ -69,7 +69,7 @@ describe('outbox', () => {
   })
 
   it('hands its outbox to the next page at once on pagehide', async () => {
-    const net = network({ answer: () => 'offline', acceptBeacon: () => false })
+    const net = network({ answer: () => ({ status: 503 }), acceptBeacon: () => false })
     const first = make()
     first.clickItem(click())
     dispatchEvent(new Event('pagehide'))
@@ -83,6 +83,24 @@ describe('outbox', () => {
     expect(next.stats()).toMatchObject({ queued: 0, sent: 1 })
     expect(net.events().map((event) => event.properties)).toEqual([click()])
     expect(stored()).toEqual([])
+  })
+
+  it('offline on the way out: the next page sends at once what could not leave', async () => {
+    const net = network({ answer: () => 'offline', acceptBeacon: () => false })
+    const offline = vi.spyOn(navigator, 'onLine', 'get').mockReturnValue(false)
+    const first = make()
+    first.clickItem(click())
+    dispatchEvent(new Event('pagehide'))
+    await settle()
+    offline.mockRestore()
+    net.fetch.mockImplementation((_, init) => {
+      net.delivered.push({ via: 'fetch', url: '', body: init.body as string })
+      return Promise.resolve(new Response(null, { status: 204 }))
+    })
+    const next = make()
+    await settle()
+    expect(next.stats()).toMatchObject({ queued: 0, sent: 1 })
+    expect(net.events().map((event) => event.properties)).toEqual([click()])
   })
 
   it('keeps working from memory when storage throws', async () => {
@@ -272,6 +290,37 @@ describe('delivery', () => {
     expect(tracker.stats().queued).toBe(0)
     await vi.advanceTimersByTimeAsync(60000)
     expect(net.fetch).toHaveBeenCalledTimes(2)
+  })
+
+  it('does not beacon again what a request cancelled on the way out carried: it asks, then resends what is lacking', async () => {
+    // Firefox cancels ordinary fetches as the page navigates; the collector may have stored such a request anyway.
+    let cancel = () => {}
+    let lacking: string[] = []
+    const net = network({ answer: () => ({ status: 200, body: JSON.stringify({ accepted: 0, missing: lacking }) }) })
+    const reached: string[] = []
+    net.fetch.mockImplementationOnce((_url, init) => {
+      reached.push(init!.body as string)
+      return new Promise((_, reject) => (cancel = () => reject(new TypeError('NetworkError when attempting to fetch resource.'))))
+    })
+    const tracker = make()
+    tracker.clickItem(click('1'))
+    tracker.flush()
+    setVisibility('hidden')
+    cancel()
+    await settle()
+    setVisibility('hidden')
+    expect(net.sendBeacon).not.toHaveBeenCalled()
+    const [sent] = JSON.parse(reached[0])
+    lacking = [sent.event_id]
+    setVisibility('visible')
+    await vi.advanceTimersByTimeAsync(CHECK_AFTER)
+    await settle()
+    await vi.advanceTimersByTimeAsync(1000)
+    await settle()
+    const asked = net.fetch.mock.calls.map(([url]) => new URL(url as string).searchParams.get('unconfirmed'))
+    expect(asked).toContain(sent.event_id)
+    expect(net.events().map((event) => event.event_id)).toEqual([sent.event_id])
+    expect(tracker.stats().queued).toBe(0)
   })
 
   it('counts what a beacon took as delivered when the collector does not answer which it lacks', async () => {
