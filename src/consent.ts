@@ -10,6 +10,8 @@ import type { Consent, TrackerOptions, User } from './types'
  * opt-out in several US states, so it means 'denied' whatever the site says; Do-Not-Track is
  * deprecated and honoured only when the site asks for it.
  */
+const STATES: Consent[] = ['granted', 'pending', 'denied']
+
 export function createConsent(settings: TrackerOptions, outbox: Outbox, identity: Identity, user: () => User, onGranted: () => void) {
   const optedOut =
     ((navigator as any).globalPrivacyControl && !settings.ignoreGlobalPrivacyControl) || (settings.respectDoNotTrack && navigator.doNotTrack == '1')
@@ -21,9 +23,8 @@ export function createConsent(settings: TrackerOptions, outbox: Outbox, identity
     granted: () => state == 'granted',
     denied: () => state == 'denied',
     set(next: Consent) {
-      if (next != 'granted' && next != 'pending' && next != 'denied') {
-        throw feedbackError('consent', 'state', "must be 'granted', 'pending' or 'denied'")
-      }
+      // includes() compares strictly: an object given here is refused, not converted.
+      if (!STATES.includes(next)) throw feedbackError('consent', 'state', 'must be one of ' + STATES.join(', '))
       if (optedOut) return
       state = next
       if (next == 'denied') {

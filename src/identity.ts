@@ -107,7 +107,7 @@ export function createIdentity(options: TrackerOptions): Identity {
         delete memory[name]
         attempt(() => {
           if (domain == 'auto') domain = siteDomain()
-          Cookies.remove(name, { path: '/', domain: domain == 'auto' ? undefined : domain })
+          Cookies.remove(name, { path: '/', domain })
         })
       }
     }

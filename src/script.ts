@@ -9,7 +9,8 @@ import type { CommandFunction, Tracker, TrackerOptions } from './types'
  * that kept a reference to the stub goes through the global name, which is now ours.
  */
 
-const NUMERIC_OPTIONS = /^(sessionMinutes|maxBatchEvents|maxBatchBytes|flushInterval)$/
+// Commands that are tracker methods of the same name; any other but 'init' and 'user' is an event.
+const METHODS = ['flush', 'consent', 'reset']
 
 type Call = [command: string, ...args: any[]]
 
@@ -17,9 +18,11 @@ function optionsFromDataset(script: HTMLOrSVGScriptElement | null): TrackerOptio
   const data = script && script.dataset
   if (!data || !data.key) return
   const options: Record<string, unknown> = {}
+  // Attributes are text: true, false and whole numbers become what the options expect. The
+  // key stays text whatever it looks like.
   for (const name of Object.keys(data)) {
     const value = data[name]!
-    options[name] = value == 'true' ? true : value == 'false' ? false : NUMERIC_OPTIONS.test(name) ? +value : value
+    options[name] = name != 'key' && /^(true|false|\d+)$/.test(value) ? JSON.parse(value) : value
   }
   return options as unknown as TrackerOptions
 }
@@ -34,13 +37,14 @@ function optionsFromDataset(script: HTMLOrSVGScriptElement | null): TrackerOptio
   let tracker: Tracker | undefined
   let waiting: Call[] = []
 
-  // Strict comparisons: a command that is an object must reach the rules, not have its toString run here.
-  const run = (tracker: Tracker, [command, ...args]: Call) =>
-    command === 'flush' || command === 'consent' || command === 'reset'
-      ? tracker[command](args[0])
+  // Strict comparisons (includes() is one): a command that is an object must reach the rules,
+  // not have its toString run here.
+  const run = (tracker: Tracker, [command, argument]: Call) =>
+    METHODS.includes(command)
+      ? (tracker as any)[command](argument)
       : command === 'user'
-        ? tracker.identify(args[0])
-        : tracker.track(command as any, args[0])
+        ? tracker.identify(argument)
+        : tracker.track(command as any, argument)
 
   const start = (options: TrackerOptions) => {
     tracker = discoveryFeedback.tracker = createTracker(options)

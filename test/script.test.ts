@@ -52,6 +52,15 @@ describe('script tag', () => {
     expect(typeof discoveryFeedback.createTracker).toBe('function')
   })
 
+  it('keeps a key that looks like a number as text', async () => {
+    const beacons = network()
+    installStub()
+    const discoveryFeedback = await loadScript({ key: '12345', endpoint: ENDPOINT, autoViewPage: 'false' })
+    discoveryFeedback('click-item', { item_id: '42', variant_item_id: '421' })
+    discoveryFeedback('flush')
+    expect(beacons.events().map((event) => event.key)).toEqual(['12345'])
+  })
+
   it('waits for a queued init when there are no data attributes', async () => {
     const beacons = network()
     installStub()
