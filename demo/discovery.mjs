@@ -142,7 +142,16 @@ const ROUTES = [
   [/^\/v3\/recommend\/items\/([^/]+)\/viewed\/viewed$/, (body, [id]) => recommendation(related([id], 1), body)],
   [/^\/v3\/recommend\/items\/([^/]+)\/viewed\/bought$/, (body, [id]) => recommendation(related([id], 5), body)],
   [/^\/v3\/recommend\/items\/([^/]+)\/bought\/bought$/, (body, [ids]) => recommendation(related(ids.split(','), 7), body)],
-  [/^\/v3\/recommend\/([^/]+)$/, (body) => recommendation(body.item_id ? related([text(body, 'item_id')], 3) : catalog.slice(8), body)]
+  [
+    /^\/v3\/recommend\/([^/]+)$/,
+    (body, [slot]) => {
+      // SPEC does not show the routes behind trending and featured; the stores ask these two
+      // slots by default, and here they answer stand-ins: every third product, the dearest first.
+      if (slot == 'trending') return recommendation(catalog.filter((_, index) => index % 3 == 0), body)
+      if (slot == 'featured') return recommendation([...catalog].sort((a, b) => b.price - a.price), body)
+      return recommendation(body.item_id ? related([text(body, 'item_id')], 3) : catalog.slice(8), body)
+    }
+  ]
 ]
 
 const CORS = { 'access-control-allow-origin': '*' }

@@ -46,7 +46,7 @@ table{width:100%;border-collapse:collapse;background:#fff;border-radius:12px;ove
 #results{position:absolute;right:0;top:2.4rem;width:min(340px,90vw);background:#fff;color:#1d2330;border-radius:10px;box-shadow:0 6px 24px #0003;z-index:9;padding:.4rem}
 #results:empty{display:none}#results button,#results a{display:flex;gap:.6rem;align-items:center;width:100%;border:0;background:none;padding:.35rem .5rem;text-align:left;color:inherit;text-decoration:none;border-radius:6px}
 #results button:hover,#results a:hover{background:#f0f2f5}#results img{width:32px;height:32px;border-radius:4px}
-.shelf{margin-top:2rem}`
+.shelf{margin-top:2rem}.shelf[aria-busy=true]{opacity:.6}`
 
 // The client-side cart, shared by every page: one copy of this code, inlined where needed.
 // Every change sends update-cart with the whole cart (SPEC "Event kinds").
@@ -112,21 +112,28 @@ search.addEventListener('input', () => {
     )
   }, (error) => console.warn(error.message))
 })
-function showShelf(id, title, request) {
+// A recommendation shelf: a store of the client fills it, and every change of its state
+// shows: a visible loading line, the tiles, or nothing when the service failed. \`tile\`
+// builds one tile; by default a link whose data-df-* attributes track the click.
+function shelf(id, title, tile = (item) => Object.assign(link(item), { className: 'tile' })) {
+  const store = discoveryFeedbackClient.createRecommendations(discovery(), { onError: (error) => console.warn(error.message) })
   const holder = document.getElementById(id)
-  if (!holder) return
-  request(discovery()).then((answer) => {
+  if (!holder) return store
+  const render = () => {
+    const { status, items } = store.getState()
     const heading = document.createElement('h2')
     heading.textContent = title
-    const grid = document.createElement('div')
-    grid.className = 'grid'
-    grid.append(...answer.items.map((item) => {
-      const a = link(item)
-      a.className = 'tile'
-      return a
-    }))
-    holder.replaceChildren(heading, grid)
-  }, (error) => console.warn(error.message))
+    const body = document.createElement(items.length ? 'div' : 'p')
+    if (items.length) {
+      body.className = 'grid'
+      body.append(...items.map(tile))
+    } else body.textContent = status == 'loading' ? 'Loading recommendations…' : 'Nothing to recommend yet.'
+    holder.setAttribute('aria-busy', status == 'loading')
+    holder.replaceChildren(...(status == 'error' && !items.length ? [] : [heading, body]))
+  }
+  store.subscribe(render)
+  render()
+  return store
 }`
 
 const STUB = `<script>window.discoveryFeedback=typeof discoveryFeedback=="function"?discoveryFeedback:function(){(discoveryFeedback.q=discoveryFeedback.q||[]).push(arguments)};</script>`
@@ -156,7 +163,7 @@ document.querySelector('.grid').addEventListener('click', (event) => {
   if (link) discoveryFeedback('click-item', { item_id: link.dataset.itemId, variant_item_id: link.dataset.variantId })
 })`
   return page(context, 'Home', `<h1>New season</h1><div class="grid">${catalog.map((product) => tile(product)).join('')}</div><section class="shelf" id="newest"></section>`, {
-    scripts: scripts + `\nshowShelf('newest', 'Newest', (client) => client.newest({ limit: 6 }))`
+    scripts: scripts + `\nshelf('newest', 'Newest').emit('newest', { limit: 6 })`
   })
 }
 
@@ -172,20 +179,18 @@ document.getElementById('add').addEventListener('click', () => {
   cart.add({ item_id: item.id, variant_item_id: document.getElementById('variant').value, unit_price: item.price, quantity: 1 })
   document.getElementById('added').hidden = false
 })
-showShelf('also-viewed', 'Shoppers who viewed this also viewed', (client) => client.viewedViewed(item.id, { limit: 6 }))`
+// The two shelves of a product page, each a store: viewed together, bought together.
+shelf('also-viewed', 'Shoppers who viewed this also viewed').emit('viewed', { item_id: item.id, limit: 6 })
+shelf('also-bought', 'Shoppers who viewed this also bought').emit('bought', { item_id: item.id, limit: 6 })`
   const body = `<div class="product"><img src="${escape(item.image)}" alt="">
 <div><h1>${escape(item.title)}</h1><p class="price">${money(item.price)}</p>
 <p><label>Size <select id="variant">${options}</select></label></p>
 <p><button class="primary" id="add">Add to cart</button> <span id="added" hidden>Added. <a href="/cart">Go to cart</a></span></p></div></div>
-<section class="shelf" id="also-viewed"></section>`
+<section class="shelf" id="also-viewed"></section><section class="shelf" id="also-bought"></section>`
   return page(context, item.title, body, { early, scripts })
 }
 
 function cartPage(context) {
-  // Stands in for a recommendation response of the discovery service: its rid goes into
-  // the add-to-cart events of this shelf (SPEC "Links to operations").
-  const rid = 'r-' + randomUUID()
-  const shelf = catalog.slice(4, 8)
   const scripts = `
 const byId = ${data(Object.fromEntries(catalog.map((product) => [product.id, { title: product.title, price: product.price }])))}
 function render() {
@@ -216,25 +221,56 @@ function render() {
   document.getElementById('empty').hidden = lines.length > 0
   document.getElementById('checkout').disabled = !lines.length
   document.querySelector('input[name=cart]').value = JSON.stringify(lines)
+  recommend(lines)
+}
+// The cart's shelf, a store: what is bought together with the cart's items, trending while
+// the cart is empty. Asked again when the cart's items change; a newer ask supersedes.
+// Its tiles are the service's widgets, with add-to-cart buttons (SPEC "Event kinds").
+let asked
+const cartShelf = shelf('shelf', 'Recommended for you', (item) => {
+  const tile = document.createElement('div')
+  tile.className = 'tile'
+  tile.dataset.itemId = item.id
+  tile.dataset.variantId = item.variants_ids[0] || item.id
+  const img = document.createElement('img')
+  img.src = item.image_url
+  img.alt = ''
+  const text = document.createElement('div')
+  const title = document.createElement('b')
+  title.textContent = item.title
+  const price = document.createElement('span')
+  price.className = 'price'
+  price.textContent = '€' + item.price[0].toFixed(2)
+  const button = document.createElement('button')
+  button.className = 'shelf-add'
+  button.textContent = 'Add to cart'
+  text.append(title, price, button)
+  tile.append(img, text)
+  return tile
+})
+function recommend(lines) {
+  const ids = [...new Set(lines.map((line) => line.item_id))]
+  if (String(ids) == asked) return
+  asked = String(ids)
+  if (ids.length) cartShelf.emit('frequentlyPurchased', { item_ids: ids, limit: 4 })
+  else cartShelf.emit('trending', { limit: 4 })
 }
 // SPEC: update-cart on the cart page, with the whole cart.
 discoveryFeedback('update-cart', { line_items: cart.lines() })
 render()
-const cartShelf = document.getElementById('shelf')
-cartShelf.addEventListener('click', (event) => {
+document.getElementById('shelf').addEventListener('click', (event) => {
   const button = event.target.closest('button.shelf-add')
   if (!button) return
-  event.preventDefault()
   const { itemId, variantId } = button.closest('.tile').dataset
-  // A widget of the service: add-to-cart with the response's rid (the library adds its click-item).
-  discoveryFeedback('add-to-cart', { item_id: itemId, variant_item_id: variantId, quantity: 1, rid: cartShelf.dataset.rid })
+  // A widget of the service: add-to-cart, whose rid the client fills in from the answer that
+  // showed the item (the library adds its click-item).
+  discoveryFeedback('add-to-cart', { item_id: itemId, variant_item_id: variantId, quantity: 1 })
   cart.add({ item_id: itemId, variant_item_id: variantId, unit_price: byId[itemId].price, quantity: 1 })
   render()
 })`
   const body = `<h1>Your cart</h1><table><tbody id="lines"></tbody></table><p id="empty">Your cart is empty.</p>
 <form method="post" action="/checkout"><input type="hidden" name="cart"><button class="primary" id="checkout">Checkout</button></form>
-<h2>Recommended for you</h2><p class="note">A simulated service response: its rid <code>${escape(rid)}</code> goes into these add-to-cart events.</p>
-<div class="grid" id="shelf" data-rid="${escape(rid)}">${shelf.map((item) => tile(item, '<button class="shelf-add">Add to cart</button>')).join('')}</div>`
+<section class="shelf" id="shelf"></section>`
   return page(context, 'Cart', body, { scripts })
 }
 

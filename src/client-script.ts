@@ -1,10 +1,11 @@
-import { createClient } from './client'
+import { createClient, createRecommendations } from './client'
 import type { ClientOptions } from './types'
 
 /*
  * Script-tag build of the discovery client: `discoveryFeedbackClient.createClient({ key,
- * baseUrl })`. The page's tracker (window.discoveryFeedback.tracker) is linked as soon as it
- * has loaded, whichever script comes first, so its clicks carry the rids of the responses.
+ * baseUrl })` and `discoveryFeedbackClient.createRecommendations(client)`. The page's tracker
+ * (window.discoveryFeedback.tracker) is linked as soon as it has loaded, whichever script
+ * comes first, so its clicks carry the rids of the responses.
  */
 ;(window as any).discoveryFeedbackClient = {
   createClient: (options: ClientOptions) =>
@@ -14,5 +15,6 @@ import type { ClientOptions } from './types'
         return global && global.tracker
       },
       ...options
-    })
+    }),
+  createRecommendations
 }

@@ -1,15 +1,7 @@
+import { discoveryError } from './error'
 import { encode } from './json'
 import { remember, ridFor } from './rids'
-import type { ClientOptions, DiscoveryClient, DiscoveryError, EventName, Meta, RequestOptions, Tracker } from './types'
-
-function discoveryError(kind: DiscoveryError['kind'], route: string, message: string, status?: number): DiscoveryError {
-  const error = new Error('discovery-feedback: ' + route + ': ' + message + (status ? ' (HTTP ' + status + ')' : '')) as DiscoveryError
-  error.name = 'DiscoveryError'
-  error.kind = kind
-  error.route = route
-  error.status = status
-  return error
-}
+import type { ClientOptions, DiscoveryClient, EventName, Meta, RequestOptions, Tracker } from './types'
 
 // The events whose rid links back to a response, and which of its ids shows the link.
 const LINKED: Record<string, [event: EventName, kind: 'item' | 'suggestion']> = {
@@ -161,3 +153,5 @@ export function createClient(options: ClientOptions): DiscoveryClient {
       request('/v3/recommend/items/' + itemIds.map(path).join(',') + '/bought/bought', { ...body }, options)
   }
 }
+
+export { createRecommendations } from './recommendations'

@@ -1,4 +1,4 @@
-import type { FeedbackError } from './types'
+import type { DiscoveryError, FeedbackError } from './types'
 
 /**
  * Builds the one error shape every fault is reported with. The message alone
@@ -12,5 +12,21 @@ export function feedbackError(event: string | undefined, field: string | undefin
   error.name = 'FeedbackError'
   error.event = event
   error.field = field
+  return error
+}
+
+/**
+ * The discovery client's error, in the same voice: where it happened (a route, or on kind
+ * `invalid` a store event and its field) and what went wrong.
+ */
+export function discoveryError(kind: DiscoveryError['kind'], where: string, message: string, status?: number, field?: string): DiscoveryError {
+  const error = new Error('discovery-feedback: ' + where + ': ' + (field ? field + ' ' : '') + message + (status ? ' (HTTP ' + status + ')' : '')) as DiscoveryError
+  error.name = 'DiscoveryError'
+  error.kind = kind
+  error.status = status
+  if (kind == 'invalid') {
+    error.event = where
+    error.field = field
+  } else error.route = where
   return error
 }

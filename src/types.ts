@@ -416,15 +416,23 @@ export interface ClientOptions {
   jsonp?: boolean
 }
 
-/** Why a discovery request failed. */
+/** Why a discovery request failed, or why a recommendation store refused an event. */
 export interface DiscoveryError extends Error {
   name: 'DiscoveryError'
-  /** `api`: the service answered SPEC's `{ error: { message } }`; `http`: another non-2xx or unreadable answer; `network`: no answer; `timeout`: no answer in time. */
-  kind: 'api' | 'http' | 'network' | 'timeout'
+  /**
+   * `api`: the service answered SPEC's `{ error: { message } }`; `http`: another non-2xx or
+   * unreadable answer; `network`: no answer; `timeout`: no answer in time; `invalid`: a store
+   * event broke its payload rule and nothing was sent.
+   */
+  kind: 'api' | 'http' | 'network' | 'timeout' | 'invalid'
   /** HTTP status, where there was an answer. */
   status?: number
-  /** The route, e.g. `/v3/autocomplete`. */
-  route: string
+  /** The route, e.g. `/v3/autocomplete`; absent on kind `invalid`. */
+  route?: string
+  /** On kind `invalid`: the store event, e.g. `viewed`. */
+  event?: string
+  /** On kind `invalid`: the payload field, e.g. `item_id`. */
+  field?: string
 }
 
 export interface DiscoveryClient {
@@ -439,4 +447,74 @@ export interface DiscoveryClient {
   viewedViewed(itemId: string, request?: Paging, options?: RequestOptions): Promise<RecommendResponse>
   viewedBought(itemId: string, request?: Paging, options?: RequestOptions): Promise<RecommendResponse>
   boughtBought(itemIds: string[], request?: Paging, options?: RequestOptions): Promise<RecommendResponse>
+}
+
+/* Recommendation stores (`createRecommendations`): SPEC "Client-library recommendation store events". */
+
+/** A user in a store payload. SPEC's listing types `ip` as a number: one is sent as text. */
+export type StoreUser = Partial<Omit<User, 'ip'>> & { ip?: string | number }
+
+/** Fields every store event that requests may carry. offset and limit: an integer or integer text. */
+export interface StorePaging {
+  offset?: number | string
+  limit?: number | string
+  /** Overrides the tracker's (or the store's) user for this request. */
+  user?: StoreUser
+  log?: boolean
+}
+
+export interface RecommendationPayloads {
+  /** Runs the store's last request again, these fields merged in; `slot` asks a predefined slot. */
+  request: StorePaging & { slot?: string; item_id?: string | number; item_ids?: (string | number)[] }
+  newest: StorePaging
+  trending: StorePaging
+  /** Products this user viewed recently. */
+  latest: StorePaging
+  /** Shoppers who viewed this item also viewed. */
+  viewed: StorePaging & { item_id: string | number }
+  /** Shoppers who viewed this item also bought. */
+  bought: StorePaging & { item_id: string | number }
+  /** Frequently bought together with these items. */
+  frequentlyPurchased: StorePaging & { item_ids: (string | number)[] }
+  /** A slot configured in the merchant dashboard. */
+  predefined: StorePaging & { slot: string; item_id?: string | number; item_ids?: (string | number)[] }
+  featured: { user?: StoreUser; log?: boolean }
+  /** Request data merged into every later request of this store. */
+  setRequestBody: { payload: Record<string, unknown> }
+}
+
+export type RecommendationEventName = keyof RecommendationPayloads
+
+/** SPEC's event object: `{ name, payload }`. */
+export type RecommendationEvent = { [N in RecommendationEventName]: { name: N; payload?: RecommendationPayloads[N] } }[RecommendationEventName]
+
+export interface RecommendationState {
+  /** `idle` until the first request; `loading` keeps the previous items on show. */
+  status: 'idle' | 'loading' | 'ready' | 'error'
+  items: ProductItem[]
+  meta?: Meta
+  error?: DiscoveryError
+  /** What was last asked of the service. */
+  request?: RecommendationEvent
+}
+
+export interface RecommendationStore {
+  /** Emits a store event; returns the store, so calls chain. Never throws: a refusal goes into the state. */
+  emit<N extends RecommendationEventName>(name: N, payload?: RecommendationPayloads[N]): RecommendationStore
+  emit(event: RecommendationEvent): RecommendationStore
+  /** Calls the listener after every change of state; returns its unsubscribe. */
+  subscribe(listener: () => void): () => void
+  /** The current state: the same object until it changes (React's useSyncExternalStore relies on it). */
+  getState(): RecommendationState
+}
+
+export interface RecommendationOptions {
+  /** The user of every request of this store, instead of the tracker's. */
+  user?: StoreUser
+  /** SPEC does not show the route behind trending: the store asks this slot. Default `trending`. */
+  trendingSlot?: string
+  /** SPEC does not show the route behind featured: the store asks this slot. Default `featured`. */
+  featuredSlot?: string
+  /** Called with every error that lands in the state: refusals and failed requests. */
+  onError?: (error: DiscoveryError) => void
 }

@@ -26,6 +26,13 @@ describe('the package in Node', () => {
     expect(out).toBe('function 7 {"uid":"","sid":""}')
   })
 
+  it('imports and requires discovery-feedback/client with the client and the recommendation stores', () => {
+    const use = `console.log(typeof createClient, JSON.stringify(createRecommendations(createClient({ key: 'K', baseUrl: '' })).getState()))`
+    const expected = 'function {"status":"idle","items":[]}'
+    expect(node(['--input-type=module', '-e', `import { createClient, createRecommendations } from 'discovery-feedback/client'\n${use}`])).toBe(expected)
+    expect(node(['-e', `const { createClient, createRecommendations } = require('discovery-feedback/client')\n${use}`])).toBe(expected)
+  })
+
   it('resolves types first in the exports map and is free of side effects', () => {
     const manifest = JSON.parse(readFileSync('package.json', 'utf8'))
     expect(Object.keys(manifest.exports['.'])[0]).toBe('types')

@@ -53,10 +53,14 @@ describe('demo store in Chromium', () => {
     await page.waitForURL(/\/product\/1003$/)
     await page.selectOption('#variant', '1003-42')
     await page.click('#add')
+    // The cart's shelf is a recommendation store: bought together with the cart's items.
+    const shelfAnswer = page.waitForResponse((response) => response.url().endsWith('/v3/recommend/items/1003/bought/bought'))
     await page.click('header a[href="/cart"]')
     await page.waitForURL(/\/cart$/)
-    const rid = await page.getAttribute('#shelf', 'data-rid')
-    await page.click('#shelf .tile[data-item-id="1006"] button.shelf-add')
+    const { meta, items } = await (await shelfAnswer).json()
+    const rid = meta.rid
+    const [shelfItem, shelfVariant] = [items[0].id, items[0].variants_ids[0]]
+    await page.click(`#shelf .tile[data-item-id="${shelfItem}"] button.shelf-add`)
     await page.click('#checkout')
     await page.waitForURL(/\/order\//)
     const orderId = await page.textContent('#order-id')
@@ -77,12 +81,12 @@ describe('demo store in Chromium', () => {
     ])
     expect(props('click-item')).toEqual([
       { item_id: '1003', variant_item_id: '1003-38' },
-      { rid, item_id: '1006', variant_item_id: '1006-s' }
+      { rid, item_id: shelfItem, variant_item_id: shelfVariant }
     ])
-    expect(props('add-to-cart')).toEqual([{ item_id: '1006', variant_item_id: '1006-s', quantity: 1, rid }])
+    expect(props('add-to-cart')).toEqual([{ item_id: shelfItem, variant_item_id: shelfVariant, quantity: 1, rid }])
     const price = (id: string) => catalog.find((product: { id: string }) => product.id == id).price
     const line42 = { item_id: '1003', variant_item_id: '1003-42', unit_price: price('1003'), quantity: 1 }
-    const shelfLine = { item_id: '1006', variant_item_id: '1006-s', unit_price: price('1006'), quantity: 1 }
+    const shelfLine = { item_id: shelfItem, variant_item_id: shelfVariant, unit_price: price(shelfItem), quantity: 1 }
     const revenue = Math.round((line42.unit_price + shelfLine.unit_price) * 100) / 100
     expect(revenue).toBeGreaterThanOrEqual(50) // free shipping
     expect(props('update-cart')).toEqual([{ line_items: [line42] }, { line_items: [line42] }, { line_items: [line42, shelfLine] }])

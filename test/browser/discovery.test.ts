@@ -72,6 +72,41 @@ describe('rids flow from responses into clicks, in Chromium', () => {
   })
 })
 
+describe('recommendation stores in Chromium', () => {
+  it('product page: a store fills the bought-together shelf, shows its loading state, and a click on a tile carries that shelf\'s rid', async () => {
+    const page = await context.newPage()
+    const seen = watch(page)
+    // The service's answer held back 800 ms, so the loading state can be seen.
+    let release = () => {}
+    const held = new Promise<void>((resolve) => (release = resolve))
+    await page.route('**/v3/recommend/items/*/viewed/bought', async (route) => {
+      await held
+      await route.continue()
+    })
+    const answer = page.waitForResponse((response) => response.url().includes('/viewed/bought'))
+    await page.goto(demo.url + '/product/1002')
+    await page.waitForSelector('#also-bought[aria-busy=true]')
+    expect(await page.textContent('#also-bought')).toContain('Loading recommendations…')
+    await sleep(800)
+    release()
+    const { meta, items } = await (await answer).json()
+    await page.waitForSelector('#also-bought[aria-busy=false] .tile')
+    const state = await page.$$eval('#also-bought .tile', (tiles) => tiles.map((tile) => (tile as HTMLElement).dataset.dfItemId))
+    expect(state).toEqual(items.map((item: { id: string }) => item.id))
+    // The demo's bought-together answer starts with one product the viewed-together shelf shows
+    // too; the second is on this shelf only.
+    const item = items[1]
+    await page.click(`#also-bought a[data-df-item-id="${item.id}"]`)
+    await page.waitForURL(new RegExp('/product/' + item.id))
+    await leave(page)
+    await waitFor(() => stored().some((event) => event.event == 'click-item' && event.properties.item_id == item.id), 'the shelf click')
+    const click = stored().find((event) => event.event == 'click-item' && event.properties.item_id == item.id)!
+    expect(meta.rid).toMatch(/^r-/)
+    expect(click.properties).toEqual({ item_id: item.id, variant_item_id: item.variants_ids[0], rid: meta.rid })
+    expect(seen.pageErrors).toEqual([])
+  })
+})
+
 describe('JSONP in Chromium', () => {
   it('GET with a callback reaches every family and fails cleanly on a missing key', async () => {
     const page = await context.newPage()

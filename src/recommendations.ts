@@ -1,0 +1,152 @@
+import { discoveryError } from './error'
+import type { DiscoveryClient, DiscoveryError, RecommendationEvent, RecommendationOptions, RecommendationState, RecommendationStore, RecommendResponse } from './types'
+
+type Body = Record<string, any>
+
+const count = (value: unknown) => (typeof value == 'number' ? Number.isInteger(value) && value >= 0 : typeof value == 'string' && /^\d+$/.test(value))
+const id = (value: unknown) => (typeof value == 'string' && value != '') || Number.isFinite(value)
+const isObject = (value: unknown): value is Body => !!value && typeof value == 'object' && !Array.isArray(value)
+// SPEC's store listing types ip as a number, every other listing as a string: the routes get text.
+const ipText = (user: Body) => (user.ip == null ? user : { ...user, ip: String(user.ip) })
+
+/*
+ * Payload fields: the test, the rule it states, and what the route is sent. offset and limit
+ * are text in SPEC's store listing and int32 on the routes: either comes in, a number goes out.
+ */
+const FIELDS: Record<string, [test: (value: any) => boolean, rule: string, convert?: (value: any) => unknown]> = {
+  offset: [count, 'a non-negative integer or integer string', Number],
+  limit: [count, 'a non-negative integer or integer string', Number],
+  item_id: [id, 'a non-empty string or a number', String],
+  item_ids: [(value) => Array.isArray(value) && value.length > 0 && value.every(id), 'a non-empty array of strings or numbers', (ids) => ids.map(String)],
+  slot: [(value) => typeof value == 'string' && value != '', 'a non-empty string'],
+  user: [isObject, 'an object', ipText],
+  log: [(value) => typeof value == 'boolean', 'true or false']
+}
+
+/*
+ * SPEC "Client-library recommendation store events": the client method that asks each one's
+ * route (SPEC "Endpoints"), its required field, which goes into the path, and its optional
+ * fields; user and log go with every event. SPEC shows no route behind trending and featured:
+ * they ask a slot of the slot route, named in the options (trendingSlot, featuredSlot).
+ * Literal strings only, so that a bundler drops the table when only createClient is imported.
+ */
+const EVENTS: Record<string, [method: keyof DiscoveryClient, required: string, optional: string]> = {
+  newest: ['newest', '', 'offset limit'],
+  trending: ['recommend', '', 'offset limit'],
+  latest: ['latestViewed', '', 'offset limit'],
+  viewed: ['viewedViewed', 'item_id', 'offset limit'],
+  bought: ['viewedBought', 'item_id', 'offset limit'],
+  frequentlyPurchased: ['boughtBought', 'item_ids', 'offset limit'],
+  predefined: ['recommend', 'slot', 'item_id item_ids offset limit'],
+  featured: ['recommend', '', '']
+}
+
+const refuse = (event: string, field: string, rule: string) => discoveryError('invalid', event, rule, undefined, field)
+
+/** The payload as the route takes it; a field that breaks its rule refuses the whole event. */
+function check(name: string, payload: Body): Body {
+  const [, required, optional] = EVENTS[name]
+  const fields = (required + ' ' + optional + ' user log').split(' ').filter(Boolean)
+  const body: Body = {}
+  for (const field of Object.keys(payload)) if (!fields.includes(field)) throw refuse(name, field, 'is not one of ' + fields.join(', '))
+  if (required && payload[required] == null) throw refuse(name, required, 'is required')
+  for (const field of fields) {
+    const value = payload[field]
+    if (value == null) continue
+    const [test, rule, convert] = FIELDS[field]
+    if (!test(value)) throw refuse(name, field, 'must be ' + rule)
+    body[field] = convert ? convert(value) : value
+  }
+  return body
+}
+
+/**
+ * A recommendation shelf's store: emit SPEC's store events, read the state, subscribe to its
+ * changes. The shape is what React's useSyncExternalStore and Vue's shallowRef take as is.
+ * Each answer goes through the client, so its rid reaches the clicks on the shelf's tiles.
+ */
+export function createRecommendations(client: DiscoveryClient, options: RecommendationOptions = {}): RecommendationStore {
+  let state: RecommendationState = { status: 'idle', items: [] }
+  let requestBody: Body = {}
+  // The request in flight: a newer emit aborts it, and only its own answer may land.
+  let current: AbortController | undefined
+  const listeners = new Set<() => void>()
+
+  const set = (next: Partial<RecommendationState>) => {
+    state = { ...state, ...next }
+    listeners.forEach((listener) => {
+      try {
+        listener()
+      } catch (error) {
+        console.error(error)
+      }
+    })
+  }
+  const fail = (error: DiscoveryError) => {
+    set({ status: 'error', error })
+    try {
+      if (options.onError) options.onError(error)
+    } catch {}
+  }
+
+  function run(asked: unknown, payload: unknown) {
+    let name = asked as string
+    if (name != 'request' && name != 'setRequestBody' && !Object.hasOwn(EVENTS, name)) {
+      throw refuse(typeof name == 'string' ? name : 'emit', 'name', 'must be one of request, setRequestBody, ' + Object.keys(EVENTS).join(', '))
+    }
+    if (payload != null && !isObject(payload)) throw refuse(name, 'payload', 'must be an object')
+    let fields: Body = { ...payload }
+    if (name == 'setRequestBody') {
+      if (!isObject(fields.payload)) throw refuse(name, 'payload', 'must be an object')
+      requestBody = { ...requestBody, ...fields.payload }
+      return
+    }
+    if (name == 'request') {
+      // Again what was last asked, with these fields; a slot asks that predefined slot.
+      const last = state.request
+      name = fields.slot != null ? 'predefined' : last ? last.name : ''
+      if (!name) throw refuse('request', 'slot', 'is required before anything else was asked')
+      if (last && last.name == name) fields = { ...last.payload, ...fields }
+    }
+    const body = { ...requestBody, ...check(name, fields) }
+    const user = body.user || options.user
+    if (user) body.user = ipText(user)
+    // The required field goes into the path; trending and featured ask their slot.
+    const [method, path] = EVENTS[name]
+    const { [path]: inPath, ...rest } = body
+    const args = path ? [inPath, rest] : method == 'recommend' ? [(options as Body)[name + 'Slot'] || name, rest] : [rest]
+    if (current) current.abort()
+    const mine = (current = new AbortController())
+    set({ status: 'loading', error: undefined, request: { name, payload: fields } as RecommendationEvent })
+    ;(client[method] as Function)(...args, { signal: mine.signal }).then(
+      (answer: RecommendResponse) => mine == current && set({ status: 'ready', items: answer.items || [], meta: answer.meta, error: undefined }),
+      (error: DiscoveryError) => mine == current && fail(error)
+    )
+  }
+
+  const store: RecommendationStore = {
+    emit(name: any, payload?: any) {
+      try {
+        // SPEC's event object form: { name, payload }.
+        if (isObject(name)) ({ name, payload } = name)
+        run(name, payload)
+      } catch (error: any) {
+        const refused: DiscoveryError = error && error.kind == 'invalid' ? error : refuse('emit', 'payload', 'could not be read')
+        console.error(refused.message)
+        // A refused event supersedes the request in flight as a sent one would.
+        if (current) current.abort()
+        current = undefined
+        fail(refused)
+      }
+      return store
+    },
+    subscribe(listener) {
+      listeners.add(listener)
+      return () => {
+        listeners.delete(listener)
+      }
+    },
+    getState: () => state
+  }
+  return store
+}
