@@ -3,8 +3,9 @@ import type { DiscoveryClient, DiscoveryError, RecommendationEvent, Recommendati
 
 type Body = Record<string, any>
 
-const count = (value: unknown) => (typeof value == 'number' ? Number.isInteger(value) && value >= 0 : typeof value == 'string' && /^\d+$/.test(value))
-const id = (value: unknown) => (typeof value == 'string' && value != '') || Number.isFinite(value)
+// Up to nine digits: within the routes' int32, written as a number or as text.
+const count = (value: unknown) => (typeof value == 'number' || typeof value == 'string') && /^\d{1,9}$/.test(String(value))
+const id = (value: unknown) => (typeof value == 'string' && value != '') || Number.isSafeInteger(value)
 const isObject = (value: unknown): value is Body => !!value && typeof value == 'object' && !Array.isArray(value)
 // SPEC's store listing types ip as a number, every other listing as a string: the routes get text.
 const ipText = (user: Body) => (user.ip == null ? user : { ...user, ip: String(user.ip) })
@@ -14,10 +15,10 @@ const ipText = (user: Body) => (user.ip == null ? user : { ...user, ip: String(u
  * are text in SPEC's store listing and int32 on the routes: either comes in, a number goes out.
  */
 const FIELDS: Record<string, [test: (value: any) => boolean, rule: string, convert?: (value: any) => unknown]> = {
-  offset: [count, 'a non-negative integer or integer string', Number],
-  limit: [count, 'a non-negative integer or integer string', Number],
-  item_id: [id, 'a non-empty string or a number', String],
-  item_ids: [(value) => Array.isArray(value) && value.length > 0 && value.every(id), 'a non-empty array of strings or numbers', (ids) => ids.map(String)],
+  offset: [count, 'a non-negative integer (up to 9 digits) or its text', Number],
+  limit: [count, 'a non-negative integer (up to 9 digits) or its text', Number],
+  item_id: [id, 'a non-empty string or an integer', String],
+  item_ids: [(value) => Array.isArray(value) && value.length > 0 && value.every(id), 'a non-empty array of strings or integers', (ids) => ids.map(String)],
   slot: [(value) => typeof value == 'string' && value != '', 'a non-empty string'],
   user: [isObject, 'an object', ipText],
   log: [(value) => typeof value == 'boolean', 'true or false']
@@ -43,20 +44,22 @@ const EVENTS: Record<string, [method: keyof DiscoveryClient, required: string, o
 
 const refuse = (event: string, field: string, rule: string) => discoveryError('invalid', event, rule, undefined, field)
 
-/** The payload as the route takes it; a field that breaks its rule refuses the whole event. */
+/** A field as the route takes it, or undefined when it is absent; one that breaks its rule refuses the event. */
+function field(name: string, field: string, value: unknown) {
+  if (value == null || !Object.hasOwn(FIELDS, field)) return value ?? undefined
+  const [test, rule, convert] = FIELDS[field]
+  if (!test(value)) throw refuse(name, field, 'must be ' + rule)
+  return convert ? convert(value) : value
+}
+
+/** The payload as the route takes it. */
 function check(name: string, payload: Body): Body {
   const [, required, optional] = EVENTS[name]
   const fields = (required + ' ' + optional + ' user log').split(' ').filter(Boolean)
   const body: Body = {}
-  for (const field of Object.keys(payload)) if (!fields.includes(field)) throw refuse(name, field, 'is not one of ' + fields.join(', '))
+  for (const key of Object.keys(payload)) if (!fields.includes(key)) throw refuse(name, key, 'is not one of ' + fields.join(', '))
   if (required && payload[required] == null) throw refuse(name, required, 'is required')
-  for (const field of fields) {
-    const value = payload[field]
-    if (value == null) continue
-    const [test, rule, convert] = FIELDS[field]
-    if (!test(value)) throw refuse(name, field, 'must be ' + rule)
-    body[field] = convert ? convert(value) : value
-  }
+  for (const key of fields) if (payload[key] != null) body[key] = field(name, key, payload[key])
   return body
 }
 
@@ -74,7 +77,8 @@ export function createRecommendations(client: DiscoveryClient, options: Recommen
 
   const set = (next: Partial<RecommendationState>) => {
     state = { ...state, ...next }
-    listeners.forEach((listener) => {
+    // A copy: a listener that subscribes another during the call does not run it now.
+    ;[...listeners].forEach((listener) => {
       try {
         listener()
       } catch (error) {
@@ -98,7 +102,14 @@ export function createRecommendations(client: DiscoveryClient, options: Recommen
     let fields: Body = { ...payload }
     if (name == 'setRequestBody') {
       if (!isObject(fields.payload)) throw refuse(name, 'payload', 'must be an object')
-      requestBody = { ...requestBody, ...fields.payload }
+      // The same rules as in an event's payload for the fields they share; null removes a field.
+      const next = { ...requestBody }
+      for (const key of Object.keys(fields.payload)) {
+        const value = field(name, key, fields.payload[key])
+        if (value === undefined) delete next[key]
+        else next[key] = value
+      }
+      requestBody = next
       return
     }
     if (name == 'request') {
@@ -111,6 +122,7 @@ export function createRecommendations(client: DiscoveryClient, options: Recommen
     const body = { ...requestBody, ...check(name, fields) }
     const user = body.user || options.user
     if (user) body.user = ipText(user)
+    else delete body.user
     // The required field goes into the path; trending and featured ask their slot.
     const [method, path] = EVENTS[name]
     const { [path]: inPath, ...rest } = body
@@ -118,8 +130,16 @@ export function createRecommendations(client: DiscoveryClient, options: Recommen
     if (current) current.abort()
     const mine = (current = new AbortController())
     set({ status: 'loading', error: undefined, request: { name, payload: fields } as RecommendationEvent })
-    ;(client[method] as Function)(...args, { signal: mine.signal }).then(
-      (answer: RecommendResponse) => mine == current && set({ status: 'ready', items: answer.items || [], meta: answer.meta, error: undefined }),
+    let answer: Promise<RecommendResponse>
+    try {
+      answer = (client[method] as Function)(...args, { signal: mine.signal })
+    } catch (error) {
+      // Thrown before anything was sent: a value the request body cannot hold, such as a cycle.
+      answer = Promise.reject(discoveryError('invalid', name, 'could not be sent: ' + error, undefined, 'payload'))
+    }
+    answer.then(
+      // An answer without SPEC's items (null, an object) shows as an empty shelf, never a crash.
+      (json) => mine == current && set({ status: 'ready', items: json && Array.isArray(json.items) ? json.items : [], meta: json ? json.meta : undefined, error: undefined }),
       (error: DiscoveryError) => mine == current && fail(error)
     )
   }

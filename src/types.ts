@@ -485,8 +485,15 @@ export interface RecommendationPayloads {
 
 export type RecommendationEventName = keyof RecommendationPayloads
 
+/** The payload argument of an event: optional where every field is. */
+export type RecommendationPayloadArgument<N extends RecommendationEventName> = {} extends RecommendationPayloads[N]
+  ? [payload?: RecommendationPayloads[N]]
+  : [payload: RecommendationPayloads[N]]
+
 /** SPEC's event object: `{ name, payload }`. */
-export type RecommendationEvent = { [N in RecommendationEventName]: { name: N; payload?: RecommendationPayloads[N] } }[RecommendationEventName]
+export type RecommendationEvent = {
+  [N in RecommendationEventName]: {} extends RecommendationPayloads[N] ? { name: N; payload?: RecommendationPayloads[N] } : { name: N; payload: RecommendationPayloads[N] }
+}[RecommendationEventName]
 
 export interface RecommendationState {
   /** `idle` until the first request; `loading` keeps the previous items on show. */
@@ -500,7 +507,7 @@ export interface RecommendationState {
 
 export interface RecommendationStore {
   /** Emits a store event; returns the store, so calls chain. Never throws: a refusal goes into the state. */
-  emit<N extends RecommendationEventName>(name: N, payload?: RecommendationPayloads[N]): RecommendationStore
+  emit<N extends RecommendationEventName>(name: N, ...payload: RecommendationPayloadArgument<N>): RecommendationStore
   emit(event: RecommendationEvent): RecommendationStore
   /** Calls the listener after every change of state; returns its unsubscribe. */
   subscribe(listener: () => void): () => void

@@ -80,7 +80,8 @@ describe('recommendation stores', () => {
     const state = await settled(store)
     const [request] = requests(fetch)
     expect(request.path).toBe(path)
-    expect(request.body).toMatchObject({ user, ...sent })
+    // Exactly these fields: the one in the path is not repeated in the body.
+    expect(request.body).toEqual({ user, t_client: expect.any(Number), ...sent })
     const answer = await seen[0]
     expect(state).toEqual({ status: 'ready', items: answer.items, meta: answer.meta, error: undefined, request: { name, payload: { ...(payload as object) } } })
     // SPEC's recommendation answer: meta with limit, offset, user_id, total, rid; product items.
@@ -114,16 +115,21 @@ describe('recommendation stores', () => {
     expect(store.getState().request).toEqual({ name: 'predefined', payload: { slot: 'home' } })
   })
 
-  it('setRequestBody merges into every later request; payload fields win', async () => {
+  it('setRequestBody merges into every later request under the same rules; payload fields win, null removes', async () => {
     const fetch = vi.spyOn(globalThis, 'fetch')
     const store = createRecommendations(client())
-    store.emit('setRequestBody', { payload: { log: true, limit: 5 } }).emit('setRequestBody', { payload: { offset: 1 } })
+    store.emit('setRequestBody', { payload: { log: true, limit: '5', user: null } }).emit('setRequestBody', { payload: { offset: 1 } })
     await settled(store.emit('newest'))
     await settled(store.emit('viewed', { item_id: '1001', limit: 2 }))
-    expect(requests(fetch).map(({ body }) => [body.log, body.offset, body.limit])).toEqual([
-      [true, 1, 5],
-      [true, 1, 2]
+    store.emit('setRequestBody', { payload: { log: null } })
+    await settled(store.emit('latest'))
+    expect(requests(fetch).map(({ body }) => [body.log, body.offset, body.limit, body.user])).toEqual([
+      [true, 1, 5, user],
+      [true, 1, 2, user],
+      [undefined, 1, 5, user]
     ])
+    vi.spyOn(console, 'error').mockImplementation(() => {})
+    expect(store.emit('setRequestBody', { payload: { limit: -1 } }).getState().error).toMatchObject({ event: 'setRequestBody', field: 'limit' })
   })
 
   it('sends the store\'s user, or the payload\'s, with a numeric ip as text', async () => {
@@ -131,21 +137,25 @@ describe('recommendation stores', () => {
     const store = createRecommendations(client(), { user: { uid: 'store-uid', sid: 's', ip: 2130706433 } })
     await settled(store.emit('newest'))
     await settled(store.emit('newest', { user: { uid: 'payload-uid', sid: 's', ip: '10.0.0.1' } }))
+    await settled(store.emit('newest', { user: { uid: 'payload-uid', sid: 's', ip: 167772161 } }))
     expect(requests(fetch).map(({ body }) => body.user)).toEqual([
       { uid: 'store-uid', sid: 's', ip: '2130706433' },
-      { uid: 'payload-uid', sid: 's', ip: '10.0.0.1' }
+      { uid: 'payload-uid', sid: 's', ip: '10.0.0.1' },
+      { uid: 'payload-uid', sid: 's', ip: '167772161' }
     ])
   })
 
   it.each([
     ['viewed', {}, 'item_id', 'is required'],
-    ['bought', { item_id: '' }, 'item_id', 'must be a non-empty string or a number'],
-    ['frequentlyPurchased', { item_ids: [] }, 'item_ids', 'must be a non-empty array of strings or numbers'],
-    ['frequentlyPurchased', { item_ids: ['1001', {}] }, 'item_ids', 'must be a non-empty array of strings or numbers'],
+    ['bought', { item_id: '' }, 'item_id', 'must be a non-empty string or an integer'],
+    ['bought', { item_id: 1.5 }, 'item_id', 'must be a non-empty string or an integer'],
+    ['frequentlyPurchased', { item_ids: [] }, 'item_ids', 'must be a non-empty array of strings or integers'],
+    ['frequentlyPurchased', { item_ids: ['1001', {}] }, 'item_ids', 'must be a non-empty array of strings or integers'],
     ['predefined', { item_id: '1001' }, 'slot', 'is required'],
-    ['newest', { offset: -1 }, 'offset', 'must be a non-negative integer or integer string'],
-    ['trending', { limit: '2.5' }, 'limit', 'must be a non-negative integer or integer string'],
-    ['latest', { limit: 1.5 }, 'limit', 'must be a non-negative integer or integer string'],
+    ['newest', { offset: -1 }, 'offset', 'must be a non-negative integer (up to 9 digits) or its text'],
+    ['trending', { limit: '2.5' }, 'limit', 'must be a non-negative integer (up to 9 digits) or its text'],
+    ['latest', { limit: 1.5 }, 'limit', 'must be a non-negative integer (up to 9 digits) or its text'],
+    ['latest', { limit: 1e30 }, 'limit', 'must be a non-negative integer (up to 9 digits) or its text'],
     ['newest', { user: 'me' }, 'user', 'must be an object'],
     ['featured', { offset: 1 }, 'offset', 'is not one of user, log'],
     ['viewed', 'x', 'payload', 'must be an object'],
@@ -213,6 +223,28 @@ describe('recommendation stores', () => {
     await new Promise((resolve) => setTimeout(resolve, 50))
     expect(store.getState()).toBe(newer)
     expect(changes).not.toHaveBeenCalled()
+  })
+
+  it('a refused event supersedes the request in flight too: the state shows the refusal', async () => {
+    vi.spyOn(console, 'error').mockImplementation(() => {})
+    const store = createRecommendations(client())
+    store.emit('newest').emit('viewed', {} as never)
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    expect(store.getState()).toMatchObject({ status: 'error', error: { kind: 'invalid', field: 'item_id' } })
+  })
+
+  it('a body the request cannot hold, or an answer without items, never crashes the store', async () => {
+    const store = createRecommendations(client())
+    const cycle: Record<string, unknown> = {}
+    cycle.self = cycle
+    store.emit('setRequestBody', { payload: { cycle } })
+    const refused = await settled(store.emit('newest'))
+    expect(refused.error).toMatchObject({ kind: 'invalid', event: 'newest', field: 'payload' })
+    // A service (or a client of the page's own) that answers null or items that are no array.
+    for (const answer of [null, { items: { a: 1 } }]) {
+      const odd = createRecommendations({ newest: () => Promise.resolve(answer) } as never)
+      expect(await settled(odd.emit('newest'))).toMatchObject({ status: 'ready', items: [] })
+    }
   })
 
   it('an aborted request leaves no error behind', async () => {
