@@ -1,6 +1,11 @@
+import { rmSync } from 'node:fs'
 import nodeResolve from '@rollup/plugin-node-resolve'
 import terser from '@rollup/plugin-terser'
 import typescript from '@rollup/plugin-typescript'
+import { dts } from 'rollup-plugin-dts'
+
+// Built anew each time: a file left from an older layout would be packed with the rest.
+rmSync('dist', { recursive: true, force: true })
 
 // One source, a module build per entry and a script tag per page-facing file. The module
 // builds leave nanoid and js-cookie to the shop's bundler; the script tags carry them, in
@@ -8,10 +13,23 @@ import typescript from '@rollup/plugin-typescript'
 const moduleBuild = (name, external = ['nanoid', 'js-cookie']) => ({
   input: `src/${name}.ts`,
   external,
-  plugins: [typescript({ declaration: true, declarationDir: 'dist', outDir: 'dist' })],
+  plugins: [typescript({ declaration: false, outDir: 'dist' })],
   output: [
     { file: `dist/${name}.mjs`, format: 'es' },
     { file: `dist/${name}.cjs`, format: 'cjs' }
+  ]
+})
+
+// Each entry's declarations in one file, with no relative imports left for a resolver to get
+// wrong (nodenext wants extensions in them), twice: .d.ts is read as ESM beside the .mjs
+// ("type": "module"), .d.cts as CommonJS beside the .cjs.
+const declarations = (name) => ({
+  input: `src/${name}.ts`,
+  external: ['nanoid', 'js-cookie'],
+  plugins: [dts()],
+  output: [
+    { file: `dist/${name}.d.ts`, format: 'es' },
+    { file: `dist/${name}.d.cts`, format: 'es' }
   ]
 })
 
@@ -29,6 +47,9 @@ export default [
   moduleBuild('index'),
   moduleBuild('client', []),
   moduleBuild('server'),
+  declarations('index'),
+  declarations('client'),
+  declarations('server'),
   scriptTag('src/client-script.ts', 'dist/discovery-feedback-client.min.js'),
   scriptTag('src/declarative-script.ts', 'dist/discovery-feedback-declarative.min.js'),
   scriptTag('src/script.ts', 'dist/discovery-feedback.min.js')

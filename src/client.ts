@@ -1,7 +1,7 @@
 import { discoveryError } from './error'
 import { encode } from './json'
 import { remember, ridFor } from './rids'
-import type { ClientOptions, DiscoveryClient, EventName, Meta, RequestOptions, Tracker } from './types'
+import type { ClientOptions, DiscoveryClient, EventName, LinkedTracker, Meta, RequestOptions, Tracker } from './types'
 
 // The events whose rid links back to a response, and which of its ids shows the link.
 const LINKED: Record<string, [event: EventName, kind: 'item' | 'suggestion']> = {
@@ -74,6 +74,8 @@ function jsonp(url: string, signal: AbortSignal): Promise<unknown> {
 }
 
 /** Creates a typed client for SPEC's discovery routes. */
+export function createClient(options: ClientOptions & { tracker: Tracker }): DiscoveryClient & { readonly tracker: LinkedTracker }
+export function createClient(options: ClientOptions): DiscoveryClient
 export function createClient(options: ClientOptions): DiscoveryClient {
   const { key, timeout = 5000 } = options
   const base = String(options.baseUrl || '').replace(/\/$/, '')
@@ -141,6 +143,9 @@ export function createClient(options: ClientOptions): DiscoveryClient {
 
   const path = (id: string) => encodeURIComponent(id)
   return {
+    get tracker() {
+      return tracker() as LinkedTracker | undefined
+    },
     autocomplete: (body, options) => request('/v3/autocomplete', { ...body }, options),
     searchContent: (body = {}, options) => request('/v3/search/content', { ...body }, options),
     smartCollection: (slot, body = {}, options) => request('/v3/smart-collection/' + path(slot), { ...body }, options),
@@ -155,3 +160,33 @@ export function createClient(options: ClientOptions): DiscoveryClient {
 }
 
 export { createRecommendations } from './recommendations'
+export type {
+  AutocompleteItem,
+  AutocompleteRequest,
+  AutocompleteResponse,
+  ClientOptions,
+  ContentItem,
+  DiscoveryClient,
+  DiscoveryError,
+  Facet,
+  Filter,
+  LinkedTracker,
+  Meta,
+  Paging,
+  ProductItem,
+  RecommendationEvent,
+  RecommendationEventName,
+  RecommendationOptions,
+  RecommendationPayloads,
+  RecommendationState,
+  RecommendationStore,
+  RecommendRequest,
+  RecommendResponse,
+  RequestOptions,
+  SearchContentRequest,
+  SearchContentResponse,
+  SmartCollectionRequest,
+  SmartCollectionResponse,
+  Sort,
+  StoreUser
+} from './types'

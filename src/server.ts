@@ -71,6 +71,9 @@ export interface ServerTrackerOptions {
   onError?: (error: Error) => void
 }
 
+/** The shopper of a call from the shop's server: SPEC asks for ip and ua when the browser is not the caller. */
+export type ServerUser = User & { ip: string; ua: string }
+
 export interface ServerTracker {
   /**
    * Queues an event for a shopper who is not on the line: a purchase from an order webhook.
@@ -78,7 +81,7 @@ export interface ServerTracker {
    * as SPEC asks when the call does not come from the shopper's browser, ip and ua.
    * Throws a FeedbackError naming the event, the field and the rule.
    */
-  track<E extends EventName>(event: E, properties: EventProperties[E], user: User): void
+  track<E extends EventName>(event: E, properties: EventProperties[E], user: ServerUser): void
   /** Sends what is queued; resolves once every batch was delivered or given up. */
   flush(): Promise<void>
   /** Flushes and stops the timer, for a clean shutdown. */
@@ -150,3 +153,5 @@ export function createServerTracker(options: ServerTrackerOptions): ServerTracke
     close: flush
   }
 }
+
+export type { EventName, EventProperties, FeedbackError, LineItem, User } from './types'

@@ -202,6 +202,22 @@ export interface Tracker {
   destroy(): void
 }
 
+/** Properties whose rid a discovery client fills in: the rid may be left out. */
+export type RidFilled<P> = P extends { rid: string } ? Omit<P, 'rid'> & { rid?: string } : P
+
+/**
+ * A tracker linked to a discovery client (`client.tracker`): a click may leave its rid out, and
+ * gets the rid of the response that showed the item or suggestion. A click on something no
+ * response of this tab showed still needs its rid: without one it is refused and reported to
+ * `onError`, as any invalid call is.
+ */
+export interface LinkedTracker extends Omit<Tracker, 'clickSuggestion' | 'redirect' | 'addToCart' | 'track'> {
+  clickSuggestion(properties: RidFilled<EventProperties['click-suggestion']>): void
+  redirect(properties: RidFilled<EventProperties['redirect']>): void
+  addToCart(properties: RidFilled<EventProperties['add-to-cart']>): void
+  track<E extends EventName>(event: E, properties: RidFilled<EventProperties[E]>): void
+}
+
 /** Counts of a tracker's events. */
 export interface Stats {
   /** Waiting in the outbox, including events a beacon took without confirmation. */
@@ -436,6 +452,8 @@ export interface DiscoveryError extends Error {
 }
 
 export interface DiscoveryClient {
+  /** The tracker of the options once it exists, linked: its clicks may leave the rid out. */
+  readonly tracker: LinkedTracker | undefined
   autocomplete(request: AutocompleteRequest, options?: RequestOptions): Promise<AutocompleteResponse>
   searchContent(request?: SearchContentRequest, options?: RequestOptions): Promise<SearchContentResponse>
   smartCollection(slot: string, request?: SmartCollectionRequest, options?: RequestOptions): Promise<SmartCollectionResponse>

@@ -143,6 +143,9 @@ describe('rid linkage through a tracker', () => {
       ['click-item', { rid: 'mine', item_id: '1001', variant_item_id: '1001-38' }],
       ['click-item', { item_id: 'never-shown', variant_item_id: 'x' }]
     ])
+    // client.tracker is that same tracker, linked (its types let the rid out).
+    expect(linked.tracker).toBe(tracker)
+    expect(createClient({ key: 'demo-key', baseUrl: demo.url }).tracker).toBeUndefined()
     // Linking twice does not wrap twice.
     createClient({ key: 'demo-key', baseUrl: demo.url, tracker })
     tracker.clickItem({ item_id: '1001', variant_item_id: '1001-38' })

@@ -33,11 +33,17 @@ describe('the package in Node', () => {
     expect(node(['-e', `const { createClient, createRecommendations } = require('discovery-feedback/client')\n${use}`])).toBe(expected)
   })
 
-  it('resolves types first in the exports map and is free of side effects', () => {
+  it('resolves types first in every condition of the exports map, .d.cts for require, and is free of side effects', () => {
     const manifest = JSON.parse(readFileSync('package.json', 'utf8'))
-    expect(Object.keys(manifest.exports['.'])[0]).toBe('types')
+    for (const entry of ['.', './client', './server']) {
+      const { import: esm, require: cjs } = manifest.exports[entry]
+      expect(Object.keys(esm)[0]).toBe('types')
+      expect(Object.keys(cjs)[0]).toBe('types')
+      expect(esm.types).toMatch(/\.d\.ts$/)
+      expect(cjs.types).toMatch(/\.d\.cts$/)
+    }
     expect(manifest.sideEffects).toBe(false)
-    expect(readFileSync(manifest.exports['.'].types, 'utf8')).toContain('createTracker')
+    expect(readFileSync(manifest.exports['.'].require.types, 'utf8')).toContain('createTracker')
   })
 
   it.each(['discovery-feedback', 'discovery-feedback-declarative', 'discovery-feedback-client'])(

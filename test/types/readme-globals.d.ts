@@ -1,0 +1,15 @@
+// What README's code samples take from the page around them: the values a shop has at hand
+// where the sample would run. test/types.test.ts compiles the samples with these in scope.
+declare const rid: string, suggestion: string, item_id: string, variant_item_id: string, quantity: number
+declare const order_id: string, currency: string, revenue: number, email: string, uid: string
+declare const line_items: import('discovery-feedback').LineItem[]
+declare const key: string, endpoint: string
+declare const tracker: import('discovery-feedback').Tracker
+declare const createTracker: typeof import('discovery-feedback').createTracker
+declare const discovery: import('discovery-feedback/client').DiscoveryClient & { readonly tracker: import('discovery-feedback/client').LinkedTracker }
+declare const createRecommendations: typeof import('discovery-feedback/client').createRecommendations
+declare const savedChoice: 'granted' | 'denied' | undefined
+declare const consentManager: { on(event: 'change', listener: (analytics: boolean) => void): void }
+declare const order: import('discovery-feedback').EventProperties['purchase'] & { cookies: { df_uid: string; df_sid: string }; ip: string; userAgent: string }
+declare const request: { headers: { cookie?: string } }
+declare const response: { setHeader(name: string, value: string): void }
