@@ -2,7 +2,7 @@
 import { execFileSync } from 'node:child_process'
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
 
 /*
@@ -76,10 +76,12 @@ describe.each(Object.keys(COMPILERS) as Version[])('types with TypeScript %s', (
   it('compile every js and jsx sample of the README, strict, with noUncheckedIndexedAccess', () => {
     const readme = readFileSync(join(root, 'README.md'), 'utf8')
     const samples = [...readme.matchAll(/^```(jsx?)\n([\s\S]*?)^```$/gm)]
-    expect(samples.length).toBeGreaterThanOrEqual(8)
-    // Each sample is a module of its own, so two samples may both declare a tracker.
+    expect(samples.length).toBeGreaterThanOrEqual(13)
+    // Each sample is a module of its own, so two samples may both declare a tracker. One whose
+    // first line names its file (`// lib/tracker.js`) is written there, for the others to import.
     const files = samples.map(([, language, code], index) => {
-      const file = `readme-${index + 1}.${language}`
+      const file = code.match(/^\/\/ ([\w/.-]+\.jsx?)\n/)?.[1] ?? `readme-${index + 1}.${language}`
+      mkdirSync(dirname(join(project, file)), { recursive: true })
       writeFileSync(join(project, file), code + '\nexport {}\n')
       return file
     })

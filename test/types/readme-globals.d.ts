@@ -13,3 +13,13 @@ declare const consentManager: { on(event: 'change', listener: (analytics: boolea
 declare const order: import('discovery-feedback').EventProperties['purchase'] & { cookies: { df_uid: string; df_sid: string }; ip: string; userAgent: string }
 declare const request: { headers: { cookie?: string } }
 declare const response: { setHeader(name: string, value: string): void }
+
+// What the recipes' build tools provide: Vite's import.meta.env, Next.js's process.env, .vue files.
+interface ImportMeta {
+  readonly env: { readonly VITE_FEEDBACK_KEY: string; readonly VITE_FEEDBACK_ENDPOINT: string }
+}
+declare const process: { env: { NEXT_PUBLIC_FEEDBACK_KEY: string; NEXT_PUBLIC_FEEDBACK_ENDPOINT: string } }
+declare module '*.vue' {
+  const component: import('vue').Component
+  export default component
+}
