@@ -11,7 +11,7 @@ describe('identityCookie (discovery-feedback/server)', () => {
     expect(setCookie).not.toMatch(/HttpOnly/i)
   })
 
-  it.each([undefined, '', 'df_uid=', 'df_uid=' + 'x'.repeat(33), 'df_uid=a%20b', 'df_uid=%E0%A4%A'])('makes a new uid for %o', (header) => {
+  it.each([undefined, '', 'df_uid=', 'df_uid=' + 'x'.repeat(33), 'df_uid=a%20b', 'df_uid=%E0%A4%A', 42, {}, ['df_uid=abc']])('makes a new uid for %o', (header) => {
     const { uid, setCookie } = identityCookie(header)
     expect(uid).toMatch(/^[\w-]{21}$/)
     expect(setCookie.startsWith('df_uid=' + uid + ';')).toBe(true)
@@ -108,6 +108,148 @@ describe('createServerTracker (discovery-feedback/server)', () => {
     tracker.track('purchase', order, shopper)
     await tracker.close()
     target.close()
-    expect(errors).toEqual(['discovery-feedback: 1 events dropped: the collector answered 400 after 1 tries'])
+    expect(errors).toEqual(['discovery-feedback: 1 event dropped: the collector answered 400'])
+    expect(tracker.stats()).toEqual({ queued: 0, sent: 0, retried: 0, dropped: { invalid: 0, too_large: 0, rejected: 1, overflow: 0, undelivered: 0 } })
   })
 })
+
+describe('createServerTracker when the collector struggles (real HTTP)', () => {
+  const shopper = { uid: 'u-1', sid: 's-1', ip: '203.0.113.9', ua: 'Mozilla/5.0' }
+  const click = (n: number) => ({ item_id: 'item-' + n, variant_item_id: 'v-' + n })
+  type Answer = [status: number, headers?: Record<string, string>] | 'hang'
+
+  /** A collector that answers after `latency` ms with what `answer` says, and counts what it sees. */
+  async function collector(answer: (index: number) => Answer, latency = 0) {
+    const { createServer } = await import('node:http')
+    const stored: string[] = []
+    const starts: number[] = []
+    let inFlight = 0
+    let maxInFlight = 0
+    const server = createServer((request, response) => {
+      const index = starts.push(Date.now()) - 1
+      inFlight++
+      maxInFlight = Math.max(maxInFlight, inFlight)
+      let body = ''
+      request.on('data', (chunk) => (body += chunk))
+      request.on('close', () => inFlight--)
+      request.on('end', () => {
+        const what = answer(index)
+        if (what == 'hang') return
+        setTimeout(() => {
+          if (what[0] == 200) stored.push(...JSON.parse(body).map((event: any) => event.properties.item_id))
+          response.writeHead(what[0], what[1]).end()
+        }, latency)
+      })
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    return {
+      url: `http://127.0.0.1:${(server.address() as any).port}/v3/feedback`,
+      stored,
+      starts,
+      maxInFlight: () => maxInFlight,
+      close: () => {
+        server.closeAllConnections()
+        server.close()
+      }
+    }
+  }
+
+  it('healthy but slow (50 ms): 20,000 events in few, full requests, at most 4 in flight, each event once', async () => {
+    const { createServerTracker } = await import('../src/server')
+    const target = await collector(() => [200], 50)
+    const tracker = createServerTracker({ key: 'KEY', endpoint: target.url })
+    for (let n = 0; n < 20000; n++) tracker.track('click-item', click(n), shopper)
+    await tracker.close()
+    target.close()
+    expect(target.maxInFlight()).toBeLessThanOrEqual(4)
+    // About 60 KiB each: events that waited for a free slot went together.
+    expect(target.starts.length).toBeLessThanOrEqual(150)
+    expect(target.stored).toHaveLength(20000)
+    expect(new Set(target.stored).size).toBe(20000)
+    expect(tracker.stats()).toMatchObject({ queued: 0, sent: 20000, retried: 0 })
+  })
+
+  it('503 with Retry-After: one backoff for the whole sender, a handful of requests per step, nothing lost once it recovers', async () => {
+    const { createServerTracker } = await import('../src/server')
+    const started = Date.now()
+    // Overloaded for the first 1.5 s, asking for 0.5 s each time; then healthy.
+    const target = await collector(() => (Date.now() - started < 1500 ? [503, { 'retry-after': '0.5' }] : [200]), 20)
+    const tracker = createServerTracker({ key: 'KEY', endpoint: target.url })
+    for (let n = 0; n < 5000; n++) tracker.track('click-item', click(n), shopper)
+    await tracker.flush({ timeout: 10000 })
+    target.close()
+    const during = target.starts.filter((at) => at - started < 1500)
+    // Steps at about 0, 0.5, 1.0 s (and perhaps 1.5): at most 4 requests each.
+    expect(during.length).toBeGreaterThan(0)
+    expect(during.length).toBeLessThanOrEqual(16)
+    for (const [at, next] of during.slice(0, -1).map((at, i) => [at, during[i + 1]])) expect(next - at < 100 || next - at >= 450).toBe(true)
+    expect(new Set(target.stored).size).toBe(5000)
+    expect(target.stored).toHaveLength(5000)
+    expect(tracker.stats()).toMatchObject({ queued: 0, sent: 5000, dropped: { undelivered: 0 } })
+  })
+
+  it('503 without Retry-After: exponential backoff with jitter from one second', async () => {
+    const { createServerTracker } = await import('../src/server')
+    const target = await collector((index) => (index < 4 ? [503] : [200]))
+    const tracker = createServerTracker({ key: 'KEY', endpoint: target.url })
+    for (let n = 0; n < 1000; n++) tracker.track('click-item', click(n), shopper)
+    await tracker.flush()
+    target.close()
+    const [first] = target.starts
+    const retries = target.starts.filter((at) => at - first > 100)
+    // The first step (up to 4 requests) failed; the next came between 0.5 and 1 s later.
+    expect(target.starts.length - retries.length).toBeLessThanOrEqual(4)
+    expect(retries[0]! - first).toBeGreaterThanOrEqual(490)
+    expect(retries[0]! - first).toBeLessThan(1200)
+    expect(new Set(target.stored).size).toBe(1000)
+  })
+
+  it('a collector that never answers: requests time out, close() resolves by its timeout and reports what it gave up', async () => {
+    const { createServerTracker } = await import('../src/server')
+    const target = await collector(() => 'hang')
+    const errors: string[] = []
+    const tracker = createServerTracker({ key: 'KEY', endpoint: target.url, requestTimeout: 200, onError: (error) => errors.push(error.message) })
+    for (let n = 0; n < 300; n++) tracker.track('click-item', click(n), shopper)
+    const flushed = Date.now()
+    await tracker.flush({ timeout: 300 })
+    expect(Date.now() - flushed).toBeLessThan(1000)
+    expect(tracker.stats().queued).toBe(300) // flush gives nothing up
+    const closing = Date.now()
+    await tracker.close({ timeout: 500 })
+    expect(Date.now() - closing).toBeLessThan(1500)
+    target.close()
+    expect(tracker.stats()).toMatchObject({ queued: 0, sent: 0, dropped: { undelivered: 300 } })
+    expect(errors.at(-1)).toBe('discovery-feedback: 300 events dropped: close() ran out of time after 500 ms')
+    expect(() => tracker.track('click-item', click(1), shopper)).toThrow('discovery-feedback: click-item: was tracked after close()')
+  })
+
+  it('bounded memory: beyond maxQueuedEvents the oldest are dropped, counted and reported once per burst', async () => {
+    const { createServerTracker } = await import('../src/server')
+    const target = await collector(() => [503, { 'retry-after': '60' }])
+    const errors: string[] = []
+    const tracker = createServerTracker({ key: 'KEY', endpoint: target.url, maxQueuedEvents: 1000, onError: (error) => errors.push(error.message) })
+    for (let n = 0; n < 50000; n++) tracker.track('click-item', click(n), shopper)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    const { queued, dropped } = tracker.stats()
+    // At most the bound waits, plus what the first requests carried before the 503s.
+    expect(queued).toBeLessThanOrEqual(1000 + 4 * 250)
+    expect(dropped.overflow + queued).toBe(50000)
+    expect(errors.filter((message) => message.includes('waited for the collector')).length).toBeLessThanOrEqual(2)
+    await tracker.close({ timeout: 100 })
+    target.close()
+  })
+
+  it('gives an event up after maxAttempts failed tries and reports it', async () => {
+    const { createServerTracker } = await import('../src/server')
+    const target = await collector(() => [503, { 'retry-after': '0' }])
+    const errors: string[] = []
+    const tracker = createServerTracker({ key: 'KEY', endpoint: target.url, maxAttempts: 3, onError: (error) => errors.push(error.message) })
+    tracker.track('click-item', click(1), shopper)
+    await tracker.flush()
+    target.close()
+    expect(target.starts).toHaveLength(3)
+    expect(errors).toEqual(['discovery-feedback: 1 event dropped: the collector answered 503 3 times'])
+    expect(tracker.stats()).toMatchObject({ queued: 0, retried: 2, dropped: { undelivered: 1 } })
+  })
+})
+
