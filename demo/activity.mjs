@@ -111,7 +111,8 @@ export function createActivity({ collector, seesDiscovery = false, productUrl = 
       const family = familyOf(rid)
       if (!family) return
       responses[family]++
-      touch(rids, rid, sessionKey(user), maxRids)
+      const key = sessionKey(user)
+      touch(rids, rid, key == '\n' ? '' : key, maxRids)
       statsChanged()
     },
     /** Calls back with every collector message and its lints; returns the unsubscribe. */

@@ -27,8 +27,9 @@ const duration = (ms) => {
 
 /**
  * The rid rule. `session` is the uid+sid key of the event; `returnedTo(rid)` names the session
- * a response of this server returned the rid to, or undefined. Without `returnedTo` (the
- * collector alone, which sees no discovery responses) only the rid's shape can be checked.
+ * a response of this server returned the rid to: '' when its request named no user, undefined
+ * when it never returned it. Without `returnedTo` (the collector alone, which sees no discovery
+ * responses) only the rid's shape can be checked.
  */
 function ridLint({ event, properties }, session, returnedTo) {
   if (!ECHO_RID.has(event) || typeof properties.rid != 'string') return
@@ -39,7 +40,8 @@ function ridLint({ event, properties }, session, returnedTo) {
   }
   const owner = returnedTo(rid)
   if (owner == null) return ['rid-unknown', `rid ${clip(rid)} never returned by a discovery response seen here`]
-  if (owner != session) return ['rid-session', `rid ${clip(rid)} was returned to another session, not this one`]
+  // A page may ask before its tracker has loaded, without a user: any session may echo that rid.
+  if (owner && owner != session) return ['rid-session', `rid ${clip(rid)} was returned to another session, not this one`]
 }
 
 /** An add-to-cart must come with its click-item (SPEC "Event kinds"); `clicks` are the session's earlier click-items. */

@@ -82,7 +82,7 @@ async function send(started: Started, reader: Awaited<ReturnType<typeof feed>>, 
 const codes = (messages: Message[]) => messages.map((message) => message.lints.map((lint) => lint.code))
 
 /** A discovery answer's rid, for `user`, as the demo server answers a shop's page. */
-async function rid(started: Started, route: string, user = SESSION) {
+async function rid(started: Started, route: string, user: object | null = SESSION) {
   const response = await fetch(started.url + route, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-key': 'demo-key' },
@@ -120,13 +120,16 @@ describe('lints, each on the event that deserves it', () => {
     const started = await demo()
     const reader = await feed(started)
     const theirs = await rid(started, '/v3/autocomplete', { uid: 'uid-2', sid: 'sid-2' })
+    // Asked before the page's tracker loaded: no user, so no session to hold the click to.
+    const early = await rid(started, '/v3/recommend/items/newest', null)
     const messages = await send(started, reader, [
       envelope('click-item', { rid: 's-00000000-0000-4000-8000-000000000000', item_id: '1', variant_item_id: '1-1' }),
       envelope('click-suggestion', { rid: theirs, suggestion: 'shirt' }),
       // The shop's own listing sends click-item without a rid (SPEC): nothing to check.
-      envelope('click-item', { item_id: '1', variant_item_id: '1-1' })
+      envelope('click-item', { item_id: '1', variant_item_id: '1-1' }),
+      envelope('click-item', { rid: early, item_id: '1', variant_item_id: '1-1' })
     ])
-    expect(codes(messages)).toEqual([['rid-unknown'], ['rid-session'], []])
+    expect(codes(messages)).toEqual([['rid-unknown'], ['rid-session'], [], []])
     expect(messages[0].lints[0].text).toBe('rid s-00000000-0000-4000-8000-000000000000 never returned by a discovery response seen here')
   })
 
