@@ -12,7 +12,7 @@ const SESSIONS_SHOWN = 8
 const STATS_EVERY_MS = 250
 
 // SPEC "Response meta object": the rid's one-letter prefix names the route family.
-export const FAMILIES = { a: 'autocomplete', s: 'search', c: 'collection', r: 'recommendation' }
+const FAMILIES = { a: 'autocomplete', s: 'search', c: 'collection', r: 'recommendation' }
 const familyOf = (rid) => (typeof rid == 'string' && rid[1] == '-' && FAMILIES[rid[0]] ? rid[0] : null)
 const FUNNEL = { 'view-page': 'views', 'click-item': 'clicks', 'click-suggestion': 'clicks', 'add-to-cart': 'carts', purchase: 'purchases' }
 

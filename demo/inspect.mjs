@@ -16,7 +16,7 @@ function target(request) {
   }
 }
 
-export const plain = (response, status, text, headers = {}) =>
+const plain = (response, status, text, headers = {}) =>
   response.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', ...headers }).end(text)
 
 /**

@@ -3,12 +3,12 @@
 // README "Inspector as an integration debugger" lists them with their thresholds.
 
 /** An add-to-cart's click-item counts when their t_client are at most this far apart. */
-export const CLICK_WINDOW_MS = 60000
+const CLICK_WINDOW_MS = 60000
 /** A t_sent (or, without one, a t_client) this far from the receive time is clock skew. */
-export const SKEW_MS = 60000
+const SKEW_MS = 60000
 /** Revenue may differ from its line items by rounding: up to 1 % of them, and at least 0.05. */
-export const REVENUE_SHARE = 0.01
-export const REVENUE_MIN = 0.05
+const REVENUE_SHARE = 0.01
+const REVENUE_MIN = 0.05
 /** A view-page whose URL matches this is a product page's (README; `--product-pattern`). */
 export const PRODUCT_URL = /\/products?\//
 
