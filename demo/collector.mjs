@@ -173,7 +173,8 @@ export function createCollector({ file, maxBodyBytes = 256 * 1024, keys = [DEMO_
         const stored = { ...event, received_at: receivedAt, t_corrected: event.t_client + skew }
         if (event.event_id) seen.add(event.event_id)
         lines.push(JSON.stringify(stored) + '\n')
-        messages.push({ type: 'accepted', envelope: stored })
+        // The inspector's clock-skew lint (demo/lints.mjs) reads the send time as the client gave it.
+        messages.push({ type: 'accepted', envelope: stored, t_sent: Number.isFinite(sentAt) && sentAt > 0 ? sentAt : null })
       }
     })
     if (lines.length) writeSync(fd, lines.join(''))

@@ -205,7 +205,7 @@ function pathParams(pathname, pattern) {
 const wait = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /** The status and JSON answer of one discovery request. */
-async function answer(request, url, [pattern, respond], { keys, viewed }) {
+async function answer(request, url, [pattern, respond], { keys, viewed, responded }) {
   const body = request.method == 'GET' ? queryBody(url) : parseBody(await readText(request, 65536))
   const fault = keyFault(request.headers['x-key'] || url.searchParams.get('key'), keys)
   if (fault) return [fault == KEY_MISSING ? 401 : 403, { error: { message: fault } }]
@@ -214,16 +214,19 @@ async function answer(request, url, [pattern, respond], { keys, viewed }) {
   const params = pathParams(url.pathname, pattern)
   if (params[0] == 'broken') return [500, { error: { message: 'The slot failed on purpose.' } }]
   if (params[0] == 'slow') await wait(3000)
-  return [200, respond(body, params, viewed)]
+  const json = respond(body, params, viewed)
+  // The inspector links each rid to the session it went to: clicks echo it (SPEC "Events").
+  responded(json.meta.rid, body.user)
+  return [200, json]
 }
 
 /**
  * Answers the discovery routes; resolves false for other paths. `keys` is the set of API keys
  * taken; `viewed(uid)` lists the products the user viewed lately (the demo reads them from the
- * collector). Two slots show errors on purpose: `broken` answers 500, `slow` answers after 3 s.
+ * collector); `responded(rid, user)` hears each rid answered and the request's user. Two slots show errors on purpose: `broken` answers 500, `slow` answers after 3 s.
  * A fault of the caller's is answered 400; any other failure rejects, for the server to answer.
  */
-export async function handleDiscovery(request, response, url, { keys, viewed }) {
+export async function handleDiscovery(request, response, url, { keys, viewed, responded }) {
   const route = ROUTES.find(([pattern]) => pattern.test(url.pathname))
   if (!route) return false
   if (request.method == 'OPTIONS') {
@@ -240,7 +243,7 @@ export async function handleDiscovery(request, response, url, { keys, viewed }) 
     } else response.writeHead(status, { ...CORS, 'content-type': 'application/json' }).end(JSON.stringify(json))
   }
   try {
-    reply(...(await answer(request, url, route, { keys, viewed })))
+    reply(...(await answer(request, url, route, { keys, viewed, responded })))
   } catch (error) {
     if (!(error instanceof BadRequest)) throw error
     reply(400, { error: { message: error.message } })

@@ -1,9 +1,15 @@
-// The live inspector: its page and its feed, every collector message as a server-sent event,
-// both behind the token the demo prints (demo/access.mjs).
+// The live inspector: its page and its feed, every collector message with its lints as a
+// server-sent event and the charts' numbers as `stats` events, both behind the token the demo
+// prints (demo/access.mjs).
+import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { inspectorAccess } from './access.mjs'
 
-const page = readFileSync(new URL('./inspector.html', import.meta.url))
+const page = readFileSync(new URL('./inspector.html', import.meta.url), 'utf8')
+// The page shows what any client sent: should a value ever slip past textContent, the policy
+// still runs no script and loads nothing but the page's own inline script and style.
+const hash = (tag) => `'sha256-${createHash('sha256').update(new RegExp(`<${tag}>([\\s\\S]*?)</${tag}>`).exec(page)[1]).digest('base64')}'`
+const POLICY = `default-src 'none'; script-src ${hash('script')}; style-src ${hash('style')}; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`
 
 const refuse = (response) =>
   response
@@ -11,12 +17,12 @@ const refuse = (response) =>
     .end('The inspector needs its token: open the inspector URL the demo printed in its terminal (…/inspector?token=…).\n')
 
 /**
- * Serves /inspector and /inspector/events for `collector`. A feed reader that lets more than
+ * Serves /inspector and /inspector/events for `activity` (demo/activity.mjs). A feed reader that lets more than
  * `maxFeedBytes` pile up unread is dropped: otherwise a client that never reads would make the
  * server buffer every event for it, without bound. A dropped EventSource reconnects by itself
  * and catches up from the collector's recent messages.
  */
-export function createInspector({ collector, token, maxFeedBytes = 1024 * 1024 }) {
+export function createInspector({ activity, token, maxFeedBytes = 1024 * 1024 }) {
   const access = inspectorAccess(token)
 
   function servePage(request, response, url) {
@@ -26,7 +32,7 @@ export function createInspector({ collector, token, maxFeedBytes = 1024 * 1024 }
       return response.writeHead(303, { location: '/inspector', 'set-cookie': access.setCookie, 'cache-control': 'no-store' }).end()
     }
     if (!access.cookieMatches(request.headers.cookie)) return refuse(response)
-    response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(page)
+    response.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': POLICY }).end(page)
   }
 
   function streamEvents(request, response, url) {
@@ -40,11 +46,19 @@ export function createInspector({ collector, token, maxFeedBytes = 1024 * 1024 }
     const keepUp = () => {
       if (response.writableLength > maxFeedBytes) response.destroy()
     }
-    // A late inspector first sees what arrived before it connected: a bounded number of messages.
-    collector.recent().forEach(send)
-    const unsubscribe = collector.subscribe((message) => {
+    const sendStats = (stats) => response.write('event: stats\ndata: ' + JSON.stringify(stats) + '\n\n')
+    // A late inspector first sees what arrived before it connected: a bounded number of
+    // messages, and the charts as they stand.
+    activity.recent().forEach(send)
+    sendStats(activity.snapshot())
+    const unsubscribe = activity.subscribe((message) => {
       if (response.destroyed) return
       send(message)
+      keepUp()
+    })
+    const unsubscribeStats = activity.subscribeStats((stats) => {
+      if (response.destroyed) return
+      sendStats(stats)
       keepUp()
     })
     // Proxies close a stream that stays silent; a comment line keeps it open.
@@ -54,6 +68,7 @@ export function createInspector({ collector, token, maxFeedBytes = 1024 * 1024 }
     }, 15000)
     response.on('close', () => {
       unsubscribe()
+      unsubscribeStats()
       clearInterval(keepAlive)
     })
   }

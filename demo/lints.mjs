@@ -1,0 +1,118 @@
+// Lints: what an integration most likely got wrong, judged one event at a time. Pure functions
+// of the event and of what its session showed before; demo/activity.mjs keeps that state.
+// README "Inspector as an integration debugger" lists them with their thresholds.
+
+/** An add-to-cart's click-item counts when their t_client are at most this far apart. */
+const CLICK_WINDOW_MS = 60000
+/** A t_sent (or, without one, a t_client) this far from the receive time is clock skew. */
+const SKEW_MS = 60000
+/** Revenue may differ from its line items by rounding: up to 1 % of them, and at least 0.05. */
+const REVENUE_SHARE = 0.01
+const REVENUE_MIN = 0.05
+/** A view-page whose URL matches this is a product page's (README; `--product-pattern`). */
+export const PRODUCT_URL = /\/products?\//
+
+// SPEC "Response meta object": a one-letter prefix, a hyphen, then a UUID-shaped value.
+const RID_SHAPE = /^[a-z]-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+// SPEC "Event kinds": the events that echo the meta.rid of a preceding response.
+const ECHO_RID = new Set(['click-item', 'click-suggestion', 'add-to-cart', 'redirect'])
+
+// Values go into lint texts and state: cut short, whatever length a client sent.
+export const clip = (text, length = 60) => (text.length > length ? text.slice(0, length) + '…' : text)
+const money = (amount) => (Math.round(amount * 100) / 100).toFixed(2)
+const duration = (ms) => {
+  const seconds = Math.round(Math.abs(ms) / 1000)
+  return seconds < 120 ? seconds + ' s' : seconds < 7200 ? Math.round(seconds / 60) + ' min' : Math.round(seconds / 3600) + ' h'
+}
+
+/**
+ * The rid rule. `session` is the uid+sid key of the event; `returnedTo(rid)` names the session
+ * a response of this server returned the rid to: '' when its request named no user, undefined
+ * when it never returned it. Without `returnedTo` (the collector alone, which sees no discovery
+ * responses) only the rid's shape can be checked.
+ */
+function ridLint({ event, properties }, session, returnedTo) {
+  if (!ECHO_RID.has(event) || typeof properties.rid != 'string') return
+  const rid = properties.rid
+  if (!returnedTo) {
+    if (!RID_SHAPE.test(rid)) return ['rid-shape', `rid ${clip(rid)} is not shaped like a response's meta.rid (a letter, a hyphen, a UUID)`]
+    return
+  }
+  const owner = returnedTo(rid)
+  if (owner == null) return ['rid-unknown', `rid ${clip(rid)} never returned by a discovery response seen here`]
+  // A page may ask before its tracker has loaded, without a user: any session may echo that rid.
+  if (owner && owner != session) return ['rid-session', `rid ${clip(rid)} was returned to another session, not this one`]
+}
+
+/** An add-to-cart must come with its click-item (SPEC "Event kinds"); `clicks` are the session's earlier click-items. */
+function cartLint({ event, properties, t_client }, clicks) {
+  if (event != 'add-to-cart') return
+  const item = clip(properties.item_id, 200)
+  if (clicks.some((click) => click.item_id == item && Math.abs(click.t_client - t_client) <= CLICK_WINDOW_MS)) return
+  return ['cart-without-click', `add-to-cart of item ${clip(properties.item_id)} without a click-item on it in this session within ${CLICK_WINDOW_MS / 1000} s`]
+}
+
+/**
+ * SPEC "Event kinds": revenue is the total. SPEC does not say whether unit prices include tax
+ * (European shops' do, the demo store's too), so both sums pass: line items + shipping −
+ * discount, with or without total_tax added.
+ */
+function revenueLint({ event, properties }) {
+  if (event != 'purchase') return
+  const items = properties.line_items.reduce((sum, line) => sum + line.unit_price * line.quantity, 0)
+  const shipping = properties.total_shipping || 0
+  const discount = properties.total_discount || 0
+  const tax = properties.total_tax || 0
+  const included = items + shipping - discount
+  const close = (expected) => Math.abs(properties.revenue - expected) <= Math.max(REVENUE_MIN, REVENUE_SHARE * Math.abs(expected))
+  if (close(included) || close(included + tax)) return
+  return [
+    'revenue',
+    `revenue ${money(properties.revenue)} is far from line items ${money(items)} + shipping ${money(shipping)} − discount ${money(discount)} = ${money(included)}` +
+      (tax ? ` (${money(included + tax)} with tax added)` : '')
+  ]
+}
+
+/** SPEC "Event kinds": on a product page, view-page carries item_id. */
+function productViewLint({ event, properties }, productUrl) {
+  if (event != 'view-page' || properties.item_id != null || typeof properties.url != 'string') return
+  if (productUrl.test(properties.url)) return ['product-view', `view-page of ${clip(properties.url, 80)} looks like a product page but has no item_id`]
+}
+
+/**
+ * Clock skew. The library sends ?t_sent= (README "Wire format"): its gap to the receive time is
+ * the device clock's error, whereas t_client may be old for an event sent on a later visit.
+ * Without t_sent, t_client is all there is.
+ */
+function skewLint({ t_client }, receivedAt, sentAt) {
+  if (sentAt != null) {
+    const off = sentAt - receivedAt
+    if (Math.abs(off) > SKEW_MS) return ['clock-skew', `the device clock is ${duration(off)} ${off > 0 ? 'ahead' : 'behind'} (t_sent against the receive time)`]
+    return
+  }
+  const off = t_client - receivedAt
+  if (Math.abs(off) > SKEW_MS) {
+    return ['clock-skew', `t_client is ${duration(off)} ${off > 0 ? 'after' : 'before'} the receive time and no t_sent came to tell a wrong clock from a late send`]
+  }
+}
+
+/**
+ * The lints of one collector message, as `{ code, text }`. `context` holds: `session` (its
+ * uid+sid key), `clicks` (the session's earlier click-items, `{ item_id, t_client }`),
+ * `returnedTo` (see ridLint) and `productUrl`. An accepted message carries the receive time
+ * (`envelope.received_at`) and its request's `t_sent`, null when it had none.
+ */
+export function lint(message, context) {
+  if (message.type == 'rejected') return [{ code: 'rejected', text: message.error }]
+  const envelope = message.envelope
+  // The first copy was judged already: a second copy only repeats its lints.
+  if (message.type == 'duplicate') return [{ code: 'duplicate', text: `event_id ${clip(envelope.event_id)} was stored before: the same event arrived twice` }]
+  const found = [
+    ridLint(envelope, context.session, context.returnedTo),
+    cartLint(envelope, context.clicks),
+    revenueLint(envelope),
+    productViewLint(envelope, context.productUrl),
+    skewLint(envelope, envelope.received_at, message.t_sent)
+  ]
+  return found.filter(Boolean).map(([code, text]) => ({ code, text }))
+}
