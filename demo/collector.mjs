@@ -1,7 +1,8 @@
 // Reference collector: what a server receiving discovery-feedback batches must do.
 // README "Collector protocol" describes the contract this file implements.
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs'
+import { closeSync, existsSync, mkdirSync, openSync, readSync, writeSync } from 'node:fs'
 import { dirname } from 'node:path'
+import { StringDecoder } from 'node:string_decoder'
 import { validate } from '../dist/index.mjs'
 import { DEMO_KEY, keyFault, KEY_INVALID, KEY_MISSING } from './access.mjs'
 
@@ -115,24 +116,49 @@ const failure = (message, more) => ({ error: { message }, ...more })
  */
 // Ids one request may ask about: the library asks about 50 at a time.
 const MAX_UNCONFIRMED = 200
+// Envelopes one request may carry: the library's 60 KiB bodies hold a few hundred at most, and
+// every envelope costs a check and an inspector message, so a body of tiny ones is refused whole.
+const MAX_ENVELOPES = 1000
+// Event ids remembered for deduplication, oldest forgotten first (about 120 B each): a resend
+// of an event older than the last 200,000 would be stored again.
+const MAX_SEEN = 200000
+const CHUNK = 1 << 20
 
 export function createCollector({ file, maxBodyBytes = 256 * 1024, keys = [DEMO_KEY] }) {
   // Only the merchants it serves: an unknown key's events are refused, not stored.
   const accepted = new Set(keys)
   mkdirSync(dirname(file), { recursive: true })
   const seen = new Set()
-  const text = existsSync(file) ? readFileSync(file, 'utf8') : ''
-  const fd = openSync(file, 'a')
-  for (const line of text.split('\n')) {
+  const remember = (id) => {
+    seen.add(id)
+    if (seen.size > MAX_SEEN) seen.delete(seen.values().next().value)
+  }
+  // Read a megabyte at a time: the file may outgrow what one string can hold.
+  const read = (line) => {
     try {
       const id = line && JSON.parse(line).event_id
-      if (id) seen.add(id)
+      if (id) remember(id)
     } catch {
       // A line cut short by a crash mid-write: its event was never acknowledged.
     }
   }
+  let rest = ''
+  if (existsSync(file)) {
+    const input = openSync(file, 'r')
+    const chunk = Buffer.alloc(CHUNK)
+    // A character cut by the chunk's end is completed by the next chunk.
+    const text = new StringDecoder('utf8')
+    for (let bytes; (bytes = readSync(input, chunk, 0, CHUNK, null)) > 0; ) {
+      const lines = (rest + text.write(chunk.subarray(0, bytes))).split('\n')
+      rest = lines.pop()
+      lines.forEach(read)
+    }
+    closeSync(input)
+    read(rest)
+  }
+  const fd = openSync(file, 'a')
   // Start on a fresh line, so a cut-short line cannot swallow the next event.
-  if (text && !text.endsWith('\n')) writeSync(fd, '\n')
+  if (rest) writeSync(fd, '\n')
   const listeners = new Set()
   const recent = []
   const counts = { accepted: 0, duplicate: 0, rejected: 0 }
@@ -171,7 +197,7 @@ export function createCollector({ file, maxBodyBytes = 256 * 1024, keys = [DEMO_
         messages.push({ type: 'duplicate', envelope: event })
       } else {
         const stored = { ...event, received_at: receivedAt, t_corrected: event.t_client + skew }
-        if (event.event_id) seen.add(event.event_id)
+        if (event.event_id) remember(event.event_id)
         lines.push(JSON.stringify(stored) + '\n')
         // The inspector's clock-skew lint (demo/lints.mjs) reads the send time as the client gave it.
         messages.push({ type: 'accepted', envelope: stored, t_sent: Number.isFinite(sentAt) && sentAt > 0 ? sentAt : null })
@@ -212,7 +238,9 @@ export function createCollector({ file, maxBodyBytes = 256 * 1024, keys = [DEMO_
       return answer(response, 400, failure('body is not JSON: ' + error.message))
     }
     // The library sends an array; a single SPEC envelope is taken as a batch of one.
-    const result = store(Array.isArray(parsed) ? parsed : [parsed], request)
+    const envelopes = Array.isArray(parsed) ? parsed : [parsed]
+    if (envelopes.length > MAX_ENVELOPES) return answer(response, 413, failure('more than ' + MAX_ENVELOPES + ' envelopes in one request'))
+    const result = store(envelopes, request)
     if (result.accepted || result.duplicates || !result.rejected.length) return answer(response, 200, result)
     const errors = result.rejected.map(({ error }) => error)
     if (errors.every((error) => error == KEY_MISSING)) return answer(response, 401, failure(KEY_MISSING, result))

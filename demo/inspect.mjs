@@ -77,7 +77,8 @@ export function startInspect({
     // alone: the process and every other connection carry on.
     (request, response) =>
       route(request, response).catch((error) => {
-        console.error(`discovery-feedback: ${request.method} ${request.url} failed:`, error)
+        // The path only: the query may carry the inspector's token.
+        console.error(`discovery-feedback: ${request.method} ${String(request.url).split('?')[0]} failed:`, error)
         if (response.headersSent || request.socket.destroyed) response.destroy()
         // The request may not have been read to its end: the connection cannot carry another.
         else plain(response, 500, 'Internal error', { connection: 'close' })

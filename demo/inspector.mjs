@@ -49,7 +49,16 @@ export function createInspector({ activity, token, maxFeedBytes = 1024 * 1024 })
     const sendStats = (stats) => response.write('event: stats\ndata: ' + JSON.stringify(stats) + '\n\n')
     // A late inspector first sees what arrived before it connected: a bounded number of
     // messages, and the charts as they stand.
-    activity.recent().forEach(send)
+    // The newest that fit in half the feed's limit, oldest first, so that a late inspector is
+    // not cut off by its own catch-up.
+    const catchUp = []
+    let bytes = 0
+    for (const message of activity.recent().reverse()) {
+      bytes += JSON.stringify(message).length
+      if (bytes > maxFeedBytes / 2) break
+      catchUp.unshift(message)
+    }
+    catchUp.forEach(send)
     sendStats(activity.snapshot())
     const unsubscribe = activity.subscribe((message) => {
       if (response.destroyed) return

@@ -40,8 +40,11 @@ function ridLint({ event, properties }, session, returnedTo) {
   }
   const owner = returnedTo(rid)
   if (owner == null) return ['rid-unknown', `rid ${clip(rid)} never returned by a discovery response seen here`]
-  // A page may ask before its tracker has loaded, without a user: any session may echo that rid.
-  if (owner && owner != session) return ['rid-session', `rid ${clip(rid)} was returned to another session, not this one`]
+  // Only what the request gave is compared: a page may ask before its tracker has loaded,
+  // without a user, and a server may ask with a uid alone (SPEC makes the rest optional).
+  const [ownerUid, ownerSid] = owner.split('\n')
+  const [uid, sid] = session.split('\n')
+  if ((ownerUid && ownerUid != uid) || (ownerSid && ownerSid != sid)) return ['rid-session', `rid ${clip(rid)} was returned to another session, not this one`]
 }
 
 /** An add-to-cart must come with its click-item (SPEC "Event kinds"); `clicks` are the session's earlier click-items. */
@@ -76,7 +79,13 @@ function revenueLint({ event, properties }) {
 /** SPEC "Event kinds": on a product page, view-page carries item_id. */
 function productViewLint({ event, properties }, productUrl) {
   if (event != 'view-page' || properties.item_id != null || typeof properties.url != 'string') return
-  if (productUrl.test(properties.url)) return ['product-view', `view-page of ${clip(properties.url, 80)} looks like a product page but has no item_id`]
+  // The path only, so a query such as ?next=/products/x does not count; clipped, for the
+  // operator's own pattern never to run over a long text.
+  let path = properties.url
+  try {
+    path = new URL(path).pathname
+  } catch {}
+  if (productUrl.test(path.slice(0, 2048))) return ['product-view', `view-page of ${clip(properties.url, 80)} looks like a product page but has no item_id`]
 }
 
 /**

@@ -1,6 +1,6 @@
 // @vitest-environment node
 import { spawn } from 'node:child_process'
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -209,6 +209,23 @@ describe('collector', () => {
     await post(url, [envelope()])
     const lines = readFileSync(file, 'utf8').split('\n')
     expect(JSON.parse(lines[2]).event).toBe('click-item')
+  })
+
+  it('reads a data file of several megabytes in chunks at start, lines and characters cut at each chunk\'s end', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'collector-')), 'events.ndjson')
+    // About 3 MiB of stored events whose text (multi-byte characters) straddles every chunk boundary.
+    const events = Array.from({ length: 6000 }, (_, n) => envelope({ properties: { rid: 's-1', item_id: 'ü€😀'.repeat(40) + n, variant_item_id: '1' } }))
+    writeFileSync(file, events.map((event) => JSON.stringify(event)).join('\n') + '\n')
+    const { url } = await start(file)
+    const answer = await post(url, [events[0], events[2999], events[5999], envelope()])
+    expect(answer.body).toMatchObject({ accepted: 1, duplicates: 3 })
+  })
+
+  it('refuses a body of more than 1,000 envelopes whole, before checking any', async () => {
+    const { url, file } = await start()
+    const answer = await post(url, Array.from({ length: 1001 }, () => 1))
+    expect(answer).toMatchObject({ status: 413, body: { error: { message: 'more than 1000 envelopes in one request' } } })
+    expect(existsSync(file) ? stored(file) : []).toEqual([])
   })
 
   it('answers 413 from the declared length, without waiting for the body', async () => {

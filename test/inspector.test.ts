@@ -122,14 +122,19 @@ describe('lints, each on the event that deserves it', () => {
     const theirs = await rid(started, '/v3/autocomplete', { uid: 'uid-2', sid: 'sid-2' })
     // Asked before the page's tracker loaded: no user, so no session to hold the click to.
     const early = await rid(started, '/v3/recommend/items/newest', null)
+    // Asked by a server with the uid alone: the click of any session of that uid matches it.
+    const uidOnly = await rid(started, '/v3/recommend/items/newest', { uid: SESSION.uid })
+    const otherUid = await rid(started, '/v3/recommend/items/newest', { uid: 'uid-2' })
     const messages = await send(started, reader, [
       envelope('click-item', { rid: 's-00000000-0000-4000-8000-000000000000', item_id: '1', variant_item_id: '1-1' }),
       envelope('click-suggestion', { rid: theirs, suggestion: 'shirt' }),
       // The shop's own listing sends click-item without a rid (SPEC): nothing to check.
       envelope('click-item', { item_id: '1', variant_item_id: '1-1' }),
-      envelope('click-item', { rid: early, item_id: '1', variant_item_id: '1-1' })
+      envelope('click-item', { rid: early, item_id: '1', variant_item_id: '1-1' }),
+      envelope('click-item', { rid: uidOnly, item_id: '1', variant_item_id: '1-1' }),
+      envelope('click-item', { rid: otherUid, item_id: '1', variant_item_id: '1-1' })
     ])
-    expect(codes(messages)).toEqual([['rid-unknown'], ['rid-session'], [], []])
+    expect(codes(messages)).toEqual([['rid-unknown'], ['rid-session'], [], [], [], ['rid-session']])
     expect(messages[0].lints[0].text).toBe('rid s-00000000-0000-4000-8000-000000000000 never returned by a discovery response seen here')
   })
 
@@ -175,9 +180,11 @@ describe('lints, each on the event that deserves it', () => {
       view('https://shop.example/product/1003'),
       view('https://shop.example/product/1003', { item_id: '1003', variant_item_id: '1003-1' }),
       view('https://shop.example/p/1003'),
-      view('https://shop.example/cart')
+      view('https://shop.example/cart'),
+      // The path counts, not a query that mentions a product page.
+      view('https://shop.example/login?next=/products/blue-shirt')
     ])
-    expect(codes(messages)).toEqual([['product-view'], ['product-view'], [], [], []])
+    expect(codes(messages)).toEqual([['product-view'], ['product-view'], [], [], [], []])
 
     const custom = await demo({ productUrl: /\/p\/\d+$/ })
     const customReader = await feed(custom)
