@@ -85,7 +85,8 @@ try {
     productUrl
   })
 } catch (error) {
-  console.error(`discovery-feedback: cannot listen on ${values.host}:${port}: ${error.message}`)
+  // Either side can fail: the address (in use, not ours) or the data file (a folder, not writable).
+  console.error(`discovery-feedback: cannot start on ${values.host}:${port} with events in ${dataFile}: ${error.message}`)
   process.exit(1)
 }
 console.log(`Inspector:  ${started.inspectorUrl}`)
