@@ -1,7 +1,7 @@
 // @vitest-environment node
 import { mkdirSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 // @ts-expect-error plain ES module without types
@@ -10,14 +10,15 @@ import { launch, leave, sleep, waitFor, watch } from './harness'
 
 // The inspector as an integrator uses it: a shopper's walk through the demo store stays free of
 // lints and fills the charts; crafted mistakes then show beside their events and in the counts.
-// This test draws the README's picture of it.
-const SHOT = 'docs/images/inspector.png'
+// This test draws the README's picture of it (see SHOT).
+// `UPDATE_SCREENSHOTS=1 npm test` refreshes the README's picture; otherwise it goes to test-results.
+const SHOT = process.env.UPDATE_SCREENSHOTS ? 'docs/images/inspector.png' : 'test-results/inspector.png'
 
 let browser: Browser
 let demo: { url: string; inspectorUrl: string; collector: { counts: { accepted: number } }; close: () => Promise<void> }
 
 beforeAll(async () => {
-  mkdirSync('docs/images', { recursive: true })
+  mkdirSync(dirname(SHOT), { recursive: true })
   browser = await launch()
   demo = await startDemo({ port: 0, dataFile: join(mkdtempSync(join(tmpdir(), 'inspector-')), 'events.ndjson') })
 })
