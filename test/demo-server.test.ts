@@ -7,6 +7,7 @@ import { connect, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it, vi } from 'vitest'
+import { sleep, waitFor } from './wait'
 // @ts-expect-error plain ES module without types
 import { startDemo } from '../demo/server.mjs'
 
@@ -26,14 +27,6 @@ afterEach(async () => {
   await Promise.all(running.splice(0).map((demo) => demo.close()))
 })
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-async function waitFor(check: () => boolean, what: string, timeout = 5000) {
-  const end = Date.now() + timeout
-  while (!check()) {
-    if (Date.now() > end) throw new Error('timed out waiting for ' + what)
-    await sleep(20)
-  }
-}
 
 let counter = 0
 const event = (overrides: Record<string, unknown> = {}) => ({

@@ -4,6 +4,7 @@ import { get, type IncomingMessage } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
+import { waitFor } from './wait'
 // @ts-expect-error plain ES module without types
 import { startInspect } from '../demo/inspect.mjs'
 // @ts-expect-error plain ES module without types
@@ -25,14 +26,6 @@ afterEach(async () => {
   await Promise.all(running.splice(0).map((started) => started.close()))
 })
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-async function waitFor(check: () => boolean, what: string, timeout = 5000) {
-  const end = Date.now() + timeout
-  while (!check()) {
-    if (Date.now() > end) throw new Error('timed out waiting for ' + what)
-    await sleep(20)
-  }
-}
 
 type Lint = { code: string; text: string }
 type Message = { type: string; envelope: any; error?: string; lints: Lint[] }
