@@ -190,8 +190,9 @@ export function createServerTracker(options: ServerTrackerOptions): ServerTracke
     const now = Date.now()
     if (now < resumeAt) return wake(resumeAt)
     while (queue.length && inFlight.size < maxInFlight) {
-      const ready = hurry || queue.length >= maxBatchEvents || now - queue[0].event.t_client >= flushInterval
-      if (!ready) return wake(queue[0].event.t_client + flushInterval)
+      // t_client is when the oldest was tracked; a clock set back meanwhile must not hold it longer.
+      const oldest = Math.min(queue[0].event.t_client, now)
+      if (!hurry && queue.length < maxBatchEvents && now - oldest < flushInterval) return wake(oldest + flushInterval)
       // One body at a time, as large as 60 KiB allows: events that waited for a slot go together.
       const taken = new Set<Entry>()
       const [batch] = pack(queue, BODY_BYTES, (entry) => (taken.add(entry), drop(1, 'too_large', entry.event.event + ' is too large for a request')), 1)
