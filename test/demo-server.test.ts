@@ -2,12 +2,13 @@
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
-import { get, type IncomingMessage, type Server } from 'node:http'
+import { type IncomingMessage, type Server } from 'node:http'
 import { connect, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { sleep, waitFor } from './wait'
+import { readFeed } from './feed'
 // @ts-expect-error plain ES module without types
 import { startDemo } from '../demo/server.mjs'
 
@@ -83,23 +84,7 @@ async function alive(demo: Demo) {
 }
 
 /** An inspector feed reader, signed in with the feed's `token` query. */
-async function feed(demo: Demo) {
-  const messages: any[] = []
-  let closed = false
-  const response = await new Promise<IncomingMessage>((resolve) =>
-    get(demo.url + '/inspector/events?token=' + encodeURIComponent(demo.inspectorToken), resolve)
-  )
-  let pending = ''
-  response.setEncoding('utf8')
-  response.on('data', (chunk: string) => {
-    pending += chunk
-    const blocks = pending.split('\n\n')
-    pending = blocks.pop()!
-    for (const block of blocks) if (block.startsWith('data: ')) messages.push(JSON.parse(block.slice(6)))
-  })
-  response.on('close', () => (closed = true))
-  return { status: response.statusCode, messages, isClosed: () => closed, close: () => response.destroy() }
-}
+const feed = (demo: Demo) => readFeed(demo.url, demo.inspectorToken)
 
 const json = (value: unknown) => encodeURIComponent(JSON.stringify(value))
 const HOSTILE = { toString: 1 }

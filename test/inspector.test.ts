@@ -1,10 +1,10 @@
 // @vitest-environment node
 import { mkdtempSync } from 'node:fs'
-import { get, type IncomingMessage } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { waitFor } from './wait'
+import { readFeed } from './feed'
 // @ts-expect-error plain ES module without types
 import { startInspect } from '../demo/inspect.mjs'
 // @ts-expect-error plain ES module without types
@@ -32,24 +32,9 @@ type Message = { type: string; envelope: any; error?: string; lints: Lint[] }
 
 /** Reads the inspector's feed: collector messages with their lints, and the charts' stats. */
 async function feed(started: Started) {
-  const messages: Message[] = []
-  const stats: any[] = []
-  const response = await new Promise<IncomingMessage>((resolve) =>
-    get(started.url + '/inspector/events?token=' + encodeURIComponent(started.inspectorToken), resolve)
-  )
-  let pending = ''
-  response.setEncoding('utf8')
-  response.on('data', (chunk: string) => {
-    pending += chunk
-    const blocks = pending.split('\n\n')
-    pending = blocks.pop()!
-    for (const block of blocks) {
-      if (block.startsWith('data: ')) messages.push(JSON.parse(block.slice(6)))
-      if (block.startsWith('event: stats\ndata: ')) stats.push(JSON.parse(block.slice(19)))
-    }
-  })
-  running.push({ url: '', inspectorToken: '', close: async () => void response.destroy() })
-  return { messages, stats, latest: () => stats[stats.length - 1] }
+  const reader = await readFeed(started.url, started.inspectorToken)
+  running.push({ url: '', inspectorToken: '', close: async () => reader.close() })
+  return { messages: reader.messages as Message[], stats: reader.stats, latest: () => reader.stats[reader.stats.length - 1] }
 }
 
 let counter = 0
