@@ -1,6 +1,6 @@
 // @vitest-environment node
 import { execFileSync } from 'node:child_process'
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
@@ -37,6 +37,7 @@ let project: string
 beforeAll(() => {
   // A project folder with the package under node_modules, as npm would install it, beside
   // the framework types the README recipes import.
+  if (!existsSync(COMPILERS['5.9'])) throw new Error('test/types is not installed: npm ci --prefix test/types (npm test does it)')
   project = mkdtempSync(join(tmpdir(), 'types-'))
   const modules = join(project, 'node_modules')
   mkdirSync(modules)
