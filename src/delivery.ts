@@ -52,7 +52,6 @@ export function createDelivery(
   let keepaliveBytes = 0
   let failures = 0
   let retryAt = 0
-  let fresh = 0
   // Set by flush(): every waiting event goes now, a body after each answer, until none waits.
   let urgent = false
   let timer: ReturnType<typeof setTimeout> | undefined
@@ -85,7 +84,7 @@ export function createDelivery(
   const plan = () => {
     const now = Date.now()
     let at = Infinity
-    fresh = 0
+    let fresh = 0
     for (const entry of outbox.entries) {
       if (entry.sending) continue
       if (entry.handed) at = Math.min(at, entry.handed + CHECK_AFTER)
@@ -114,7 +113,7 @@ export function createDelivery(
     requests++
     const carried = entries.concat(checks)
     carried.forEach((entry) => (entry.sending = true))
-    return post(target(checks), body, keepalive, checks.length > 0).then(([status, retryAfter, missing]) => {
+    return post(target(checks), body, keepalive).then(([status, retryAfter, missing]) => {
       requests--
       if (keepalive) keepaliveBytes -= bytes
       carried.forEach((entry) => (entry.sending = false))
@@ -161,10 +160,10 @@ export function createDelivery(
     const checks: Entry[] = []
     // Leaving, what requests still carry is handed over too: whether it arrives is asked later,
     // as for beacons. Should the page stay after all, their answers settle it first.
-    const handed = outbox.entries.filter((entry) => leaving && entry.sending && !entry.handed)
+    const handed: Entry[] = []
     for (const entry of outbox.entries) {
-      if (entry.sending) continue
-      if (!entry.handed) waiting.push(entry)
+      if (entry.sending) leaving && !entry.handed && handed.push(entry)
+      else if (!entry.handed) waiting.push(entry)
       else if (!leaving && now - entry.handed >= CHECK_AFTER && checks.length < MAX_CHECKS) checks.push(entry)
     }
     const bodies = pack(
@@ -196,9 +195,7 @@ export function createDelivery(
 
   return {
     /** An event was queued: a full batch leaves now, anything less after `interval`. */
-    queued() {
-      if (!saturated()) schedule(++fresh >= maxEvents ? 0 : Date.now() + interval)
-    },
+    queued: plan,
     send,
     /** Sends every waiting event now, at most MAX_IN_FLIGHT requests at a time; resolves once none waits or a request failed. */
     flush() {

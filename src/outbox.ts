@@ -64,7 +64,6 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
   let entries: Entry[] = []
   // Off until consent allows storage (setPersist).
   let persist = false
-  let chars = 0
   let keys = 0
   let wanted = false
   let unlock: (() => void) | undefined
@@ -98,11 +97,7 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
 
   const without = (gone: Entry[]) => {
     const set = new Set(gone)
-    entries = entries.filter((entry) => {
-      if (!set.has(entry)) return true
-      chars -= jsonOf(entry).length
-      return false
-    })
+    entries = entries.filter((entry) => !set.has(entry))
     erase(gone)
     hold(entries.length > 0)
   }
@@ -122,10 +117,11 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
       if (!entries.length) claim()
       hold(true)
       entries.push(entry)
-      chars += jsonOf(entry).length
       write(entry)
+      // Summed here, not kept: on the healthy path the queue holds a batch at most.
       let cut = 0
-      for (let left = chars; entries.length - cut > MAX_EVENTS || left > MAX_CHARS; ) left -= jsonOf(entries[cut++]).length
+      let left = entries.reduce((sum, entry) => sum + jsonOf(entry).length, 0)
+      while (entries.length - cut > MAX_EVENTS || left > MAX_CHARS) left -= jsonOf(entries[cut++]).length
       if (cut) {
         const dropped = entries.slice(0, cut)
         without(dropped)
@@ -170,7 +166,6 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
                 const event = JSON.parse(value.slice(start))
                 if (!event.event_id) throw event
                 entries.push({ event, json: value.slice(start), key, handed: +value.slice(0, start) || undefined })
-                chars += value.length - start
                 adopted++
               } catch {
                 // Written by someone else or cut short: nothing we can send.
@@ -221,12 +216,8 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
           }
         }
       })
-      chars = 0
-      entries.forEach((entry) => {
-        chars += jsonOf(entry).length
-        // A request cut short by the cache may never answer: what it carried is unconfirmed now.
-        entry.sending = false
-      })
+      // A request cut short by the cache may never answer: what it carried is unconfirmed now.
+      entries.forEach((entry) => (entry.sending = false))
       claim()
       hold(entries.length > 0)
     },
@@ -244,7 +235,6 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
     forget() {
       persist = false
       entries = []
-      chars = 0
       try {
         if (storage) for (const key of Object.keys(storage)) if (key.startsWith(PREFIX)) storage.removeItem(key)
       } catch {

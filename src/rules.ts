@@ -96,8 +96,8 @@ export function validate(event: unknown, properties: unknown): Record<string, un
 /** Checks the identity fields a site gives against SPEC "User object"; returns those given. */
 export const checkUser = (event: string, user: unknown): Partial<User> => check(event, USER, user, 'user.')
 
-/** Checks a tracker's options: its key and endpoint, and the identity given with them. */
-export const checkOptions = (options: object) => {
+/** Checks a tracker's options: its key and endpoint, and the identity given with them, which it returns. */
+export const checkOptions = (options: { user?: unknown }): Partial<User> => {
   check('init', OPTIONS, options, '')
-  if ((options as { user?: unknown }).user != null) checkUser('init', (options as { user?: unknown }).user)
+  return options.user == null ? {} : checkUser('init', options.user)
 }

@@ -34,9 +34,10 @@ export function createTracker(options: TrackerOptions): Tracker {
   const faults = createFaults(settings)
   const guard = faults.guard
   const browser = typeof window == 'object'
+  let overrides: Partial<User> = {}
   if (browser && !broken) {
     try {
-      checkOptions(settings)
+      overrides = checkOptions(settings)
     } catch (error) {
       broken = error as FeedbackError
     }
@@ -56,7 +57,6 @@ export function createTracker(options: TrackerOptions): Tracker {
   const signal = life.signal
 
   const live = browser && !broken
-  let overrides: Partial<User> = live && settings.user ? checkUser('init', settings.user) : {}
   const outbox = live ? createOutbox(faults.drop) : undefined
   const identity = live ? createIdentity(settings) : undefined
   const shopper = () => identity!.user(overrides, true)
@@ -129,6 +129,8 @@ export function createTracker(options: TrackerOptions): Tracker {
         outbox.suspend()
       },
       () => {
+        // To the shopper, a page back from the cache is a new view, even of the same URL.
+        lastUrl = undefined
         outbox.resume()
         delivery.send(false)
       },
@@ -139,9 +141,7 @@ export function createTracker(options: TrackerOptions): Tracker {
     adopt()
     if (settings.autoViewPage !== false) {
       autoViewPages(
-        () => lastUrl,
-        guard(() => record('view-page', {})),
-        () => (lastUrl = undefined),
+        guard(() => location.href != lastUrl && record('view-page', {})),
         signal
       )
     }

@@ -66,7 +66,7 @@ export function setVisibility(state: 'visible' | 'hidden') {
 
 /** Lets pending promise callbacks (fetch answers) run under fake timers. */
 export const settle = async () => {
-  for (let i = 0; i < 5; i++) await Promise.resolve()
+  for (let i = 0; i < 20; i++) await Promise.resolve()
 }
 
 export function resetPage() {
