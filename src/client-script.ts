@@ -1,5 +1,5 @@
 import { createClient, createRecommendations } from './client'
-import type { ClientOptions } from './types'
+import type { ClientOptions } from './client/types'
 
 /*
  * Script-tag build of the discovery client: `discoveryFeedbackClient.createClient({ key,

@@ -1,7 +1,9 @@
-import { discoveryError } from './error'
-import { encode } from './json'
+import { discoveryError } from './shared/error'
+import { encode } from './shared/json'
 import { remember, ridFor } from './rids'
-import type { ClientOptions, DiscoveryClient, EventName, LinkedTracker, Meta, RequestOptions, Tracker } from './types'
+import type { ClientOptions, DiscoveryClient, LinkedTracker, Meta, RequestOptions } from './client/types'
+import type { EventName } from './shared/types'
+import type { Tracker } from './browser/types'
 
 // The events whose rid links back to a response, and which of its ids shows the link.
 const LINKED: Record<string, [event: EventName, kind: 'item' | 'suggestion']> = {
@@ -189,4 +191,4 @@ export type {
   SmartCollectionResponse,
   Sort,
   StoreUser
-} from './types'
+} from './client/types'

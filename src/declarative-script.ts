@@ -1,4 +1,4 @@
-import { trackDeclarative } from './declarative'
+import { trackDeclarative } from './browser/declarative'
 
 /*
  * Script-tag add-on for tracking without code: `<script async src="discovery-feedback-declarative.min.js">`

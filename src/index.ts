@@ -1,15 +1,5 @@
-export { createTracker } from './tracker'
-export { EVENTS, validate } from './rules'
-export { trackDeclarative } from './declarative'
-export type {
-  CommandFunction,
-  Commands,
-  Envelope,
-  EventName,
-  EventProperties,
-  FeedbackError,
-  LineItem,
-  Tracker,
-  TrackerOptions,
-  User
-} from './types'
+export { createTracker } from './browser/tracker'
+export { EVENTS, validate } from './shared/rules'
+export { trackDeclarative } from './browser/declarative'
+export type { CommandFunction, Commands, Tracker, TrackerOptions } from './browser/types'
+export type { Envelope, EventName, EventProperties, FeedbackError, LineItem, User } from './shared/types'

@@ -1,5 +1,13 @@
-import { discoveryError } from './error'
-import type { DiscoveryClient, DiscoveryError, RecommendationEvent, RecommendationOptions, RecommendationState, RecommendationStore, RecommendResponse } from './types'
+import { discoveryError } from './shared/error'
+import type {
+  DiscoveryClient,
+  DiscoveryError,
+  RecommendationEvent,
+  RecommendationOptions,
+  RecommendationState,
+  RecommendationStore,
+  RecommendResponse
+} from './client/types'
 
 type Body = Record<string, any>
 

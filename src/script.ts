@@ -1,5 +1,5 @@
-import { createTracker } from './tracker'
-import type { CommandFunction, Tracker, TrackerOptions } from './types'
+import { createTracker } from './browser/tracker'
+import type { CommandFunction, Tracker, TrackerOptions } from './browser/types'
 
 /*
  * Entry of the script-tag build. The page's stub (see README) queues calls in

@@ -1,142 +1,164 @@
-// @vitest-environment node
-import type { Browser, BrowserContext, Page } from 'playwright-core'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { identityCookie } from '../../src/server'
-import { launch, leave, sleep, startCollector, startPages, STUB, waitFor } from './harness'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { isolateEachTest, make, network, settle } from '../support/helpers'
 
-let browser: Browser
-let context: BrowserContext
-let collector: Awaited<ReturnType<typeof startCollector>>
-let pages: Awaited<ReturnType<typeof startPages>>
+const click = (item_id: string) => ({ item_id, variant_item_id: item_id })
+const ours = () => ({ cookies: document.cookie, storage: Object.keys(localStorage) })
+const nothingOfOurs = { cookies: '', storage: [] }
 
-const shop = (attributes = '') =>
-  STUB +
-  `<script async src="/discovery-feedback.min.js" data-key="KEY" data-endpoint="${collector.url}" data-auto-view-page="false" ${attributes}></script>`
-
-beforeAll(async () => {
-  ;[browser, collector, pages] = await Promise.all([launch(), startCollector(), startPages()])
-})
-afterAll(async () => {
-  await browser?.close()
-  await Promise.all([collector?.close(), pages?.close()])
-})
-beforeEach(async () => {
-  collector.clear()
-  context = await browser.newContext()
-})
-afterEach(async () => {
-  await context.close()
+isolateEachTest()
+afterEach(() => {
+  delete (navigator as any).globalPrivacyControl
+  delete (navigator as any).doNotTrack
 })
 
-const open = async (path: string) => {
-  const page = await context.newPage()
-  await page.goto(pages.origin + path)
-  await page.waitForFunction(() => (window as any).discoveryFeedback.tracker)
-  return page
-}
-const call = (page: Page, ...args: unknown[]) => page.evaluate((args) => (window as any).discoveryFeedback(...args), args)
-/** Our cookies and localStorage entries, read from the browser itself. */
-const traces = async (page: Page) => ({
-  cookies: (await context.cookies()).filter((cookie) => cookie.name.startsWith('df_')).map((cookie) => cookie.name),
-  storage: await page.evaluate(() => Object.keys(localStorage).filter((key) => key.startsWith('df_')))
+describe('consent: pending', () => {
+  it('stores nothing and sends nothing, then on grant sends the waiting events in order with their t_client', async () => {
+    const net = network()
+    vi.setSystemTime(1767261600000)
+    const tracker = make({ consent: 'pending' })
+    tracker.clickItem(click('1'))
+    vi.setSystemTime(1767261601000)
+    tracker.clickItem(click('2'))
+    vi.advanceTimersByTime(5000)
+    dispatchEvent(new Event('pagehide'))
+    await settle()
+    expect(net.fetch).not.toHaveBeenCalled()
+    expect(net.sendBeacon).not.toHaveBeenCalled()
+    expect(ours()).toEqual(nothingOfOurs)
+    expect(tracker.stats().queued).toBe(2)
+    tracker.consent('granted')
+    await settle()
+    const events = net.events()
+    expect(events.map((event) => [event.properties.item_id, event.t_client])).toEqual([
+      ['1', 1767261600000],
+      ['2', 1767261601000]
+    ])
+    expect(events[0].user.uid).toBe(events[1].user.uid)
+    expect(document.cookie).toContain('df_uid=' + events[0].user.uid)
+  })
+
+  it('keeps at most the outbox bound in memory while waiting', () => {
+    network()
+    vi.spyOn(console, 'error').mockImplementation(() => {})
+    const tracker = make({ consent: 'pending', maxBatchEvents: 1e9 })
+    for (let i = 0; i < 2010; i++) tracker.clickItem(click(String(i)))
+    expect(tracker.stats()).toMatchObject({ queued: 2000, dropped: { overflow: 10 } })
+  })
 })
 
-describe('consent in Chromium', () => {
-  it('pending: no request, no cookie, no storage until consent; then the waiting events in order, with their t_client', async () => {
-    pages.page('/pending', shop('data-consent="pending"'))
-    const page = await open('/pending')
-    // The clock before and after each call: its event must carry a time between the two.
-    const times: [number, number][] = []
-    for (const id of ['1', '2', '3']) {
-      times.push(
-        await page.evaluate((id) => {
-          const before = Date.now()
-          ;(window as any).discoveryFeedback('click-item', { item_id: id, variant_item_id: id })
-          return [before, Date.now()] as [number, number]
-        }, id)
-      )
-      await sleep(20)
-    }
-    await sleep(1500) // past the flush interval
-    await page.evaluate(() => document.dispatchEvent(new Event('visibilitychange')))
-    expect(collector.requests).toEqual([])
-    expect(await traces(page)).toEqual({ cookies: [], storage: [] })
-    const grantedAt = await page.evaluate(() => Date.now())
-    await call(page, 'consent', 'granted')
-    await waitFor(() => collector.events().length == 3, 'the three waiting events')
-    const events = collector.events()
-    expect(events.map((event) => event.properties.item_id)).toEqual(['1', '2', '3'])
-    events.forEach((event, i) => {
-      expect(event.t_client).toBeGreaterThanOrEqual(times[i][0])
-      expect(event.t_client).toBeLessThanOrEqual(times[i][1])
+describe('consent: denied', () => {
+  it('stores and sends nothing, while bad calls are still reported', async () => {
+    const net = network()
+    const onError = vi.fn()
+    vi.spyOn(console, 'error').mockImplementation(() => {})
+    const tracker = make({ consent: 'denied', onError })
+    tracker.clickItem(click('1'))
+    tracker.clickItem({ item_id: 1 } as never)
+    await tracker.flush()
+    dispatchEvent(new Event('pagehide'))
+    expect(net.fetch).not.toHaveBeenCalled()
+    expect(net.sendBeacon).not.toHaveBeenCalled()
+    expect(ours()).toEqual(nothingOfOurs)
+    expect(onError).toHaveBeenCalledTimes(1)
+  })
+
+  it('on withdrawal drops the waiting events, deletes cookies and every stored outbox, and sends nothing more', async () => {
+    const net = network({ answer: () => 'offline' })
+    const tracker = make()
+    tracker.clickItem(click('1'))
+    await tracker.flush()
+    await settle()
+    localStorage.setItem('df_q_othertab', 'othertab')
+    localStorage.setItem('df_q_othertab.0', '{"event":"click-item"}')
+    localStorage.setItem('shop-cart', '[]')
+    expect(document.cookie).toContain('df_uid')
+    tracker.consent('denied')
+    expect(ours()).toEqual({ cookies: '', storage: ['shop-cart'] })
+    expect(tracker.stats().queued).toBe(0)
+    tracker.clickItem(click('2'))
+    vi.advanceTimersByTime(120000)
+    dispatchEvent(new Event('pagehide'))
+    await settle()
+    expect(ours()).toEqual({ cookies: '', storage: ['shop-cart'] })
+    expect(net.fetch).toHaveBeenCalledTimes(1) // the one try before the withdrawal
+    expect(net.sendBeacon).not.toHaveBeenCalled()
+  })
+
+  it('reports a state it does not know', () => {
+    const onError = vi.fn()
+    vi.spyOn(console, 'error').mockImplementation(() => {})
+    make({ onError }).consent('yes' as never)
+    expect(onError.mock.calls[0][0].message).toBe('discovery-feedback: consent: state must be one of granted, pending, denied')
+  })
+})
+
+describe('Global Privacy Control and Do-Not-Track', () => {
+  it('treats GPC as denied, even when the page grants consent', async () => {
+    ;(navigator as any).globalPrivacyControl = true
+    const net = network()
+    const tracker = make()
+    tracker.consent('granted')
+    tracker.clickItem(click('1'))
+    await tracker.flush()
+    expect(net.fetch).not.toHaveBeenCalled()
+    expect(ours()).toEqual(nothingOfOurs)
+  })
+
+  it('sends under GPC only when the site overrides it explicitly', async () => {
+    ;(navigator as any).globalPrivacyControl = true
+    const net = network()
+    const tracker = make({ ignoreGlobalPrivacyControl: true })
+    tracker.clickItem(click('1'))
+    await tracker.flush()
+    expect(net.events()).toHaveLength(1)
+  })
+
+  it('honours Do-Not-Track only when asked to', async () => {
+    Object.defineProperty(navigator, 'doNotTrack', { value: '1', configurable: true })
+    const net = network()
+    const ignoring = make()
+    const respecting = make({ respectDoNotTrack: true })
+    ignoring.clickItem(click('1'))
+    respecting.clickItem(click('2'))
+    await Promise.all([ignoring.flush(), respecting.flush()])
+    expect(net.events().map((event) => event.properties.item_id)).toEqual(['1'])
+  })
+})
+
+describe('storage: memory', () => {
+  it('writes neither cookies nor localStorage, and still sends', async () => {
+    const net = network({ answer: () => 'offline' })
+    const tracker = make({ storage: 'memory' })
+    tracker.clickItem(click('1'))
+    await tracker.flush()
+    await settle()
+    expect(ours()).toEqual(nothingOfOurs)
+    net.fetch.mockImplementation((_url, init) => {
+      net.delivered.push({ via: 'fetch', url: '', body: init.body as string })
+      return Promise.resolve(new Response(null, { status: 204 }))
     })
-    expect(grantedAt - events[2].t_client).toBeGreaterThan(1400)
-    expect((await traces(page)).cookies.sort()).toEqual(['df_sid', 'df_uid'])
+    dispatchEvent(new Event('online'))
+    await settle()
+    expect(net.events()).toHaveLength(1)
+    expect(ours()).toEqual(nothingOfOurs)
   })
+})
 
-  it('denied after granted: our cookies and outbox are gone, nothing is sent afterwards', async () => {
-    pages.page('/withdraw', shop())
-    const page = await open('/withdraw')
-    await call(page, 'click-item', { item_id: 'before', variant_item_id: 'v' })
-    await call(page, 'flush')
-    await waitFor(() => collector.events().length == 1, 'the event before withdrawal')
-    await call(page, 'click-item', { item_id: 'queued', variant_item_id: 'v' })
-    await sleep(50)
-    // The queued event is on disk, under a key of its own.
-    expect((await traces(page)).storage.filter((key) => key.includes('.'))).toHaveLength(1)
-    await call(page, 'consent', 'denied')
-    expect(await traces(page)).toEqual({ cookies: [], storage: [] })
-    await call(page, 'click-item', { item_id: 'after', variant_item_id: 'v' })
-    await leave(page)
-    await sleep(1500)
-    expect(collector.events().map((event) => event.properties.item_id)).toEqual(['before'])
-  })
-
-  it('Global Privacy Control: nothing is sent, nothing stored', async () => {
-    await context.addInitScript(() => Object.defineProperty(Navigator.prototype, 'globalPrivacyControl', { get: () => true }))
-    pages.page('/gpc', shop('data-auto-view-page="true"'))
-    const page = await open('/gpc')
-    await call(page, 'consent', 'granted')
-    await call(page, 'click-item', { item_id: '1', variant_item_id: '1' })
-    await call(page, 'flush')
-    const found = await traces(page)
-    await leave(page)
-    await sleep(1500)
-    expect(collector.requests).toEqual([])
-    expect(found).toEqual({ cookies: [], storage: [] })
-  })
-
-  it('reset() on logout: the next events carry a new uid', async () => {
-    pages.page('/logout', shop())
-    const page = await open('/logout')
-    await call(page, 'user', { email: 'first@example.com' })
-    await call(page, 'click-item', { item_id: 'first', variant_item_id: 'v' })
-    await call(page, 'reset')
-    await call(page, 'click-item', { item_id: 'second', variant_item_id: 'v' })
-    await leave(page)
-    await waitFor(() => collector.events().length == 2, 'both clicks')
-    const [first, second] = collector.events()
-    expect(first.user.email).toBe('first@example.com')
-    expect(second.user.uid).not.toBe(first.user.uid)
-    expect(second.user).not.toHaveProperty('email')
-  })
-
-  it("reads the uid the shop's server set with identityCookie() as its own", async () => {
-    let given = ''
-    pages.page('/server-cookie', shop(), (request) => {
-      const { uid, setCookie } = identityCookie(request.headers.cookie, { secure: false })
-      given = uid
-      return { 'set-cookie': setCookie }
-    })
-    const page = await open('/server-cookie')
-    await call(page, 'click-item', { item_id: '1', variant_item_id: '1' })
-    await leave(page)
-    await waitFor(() => collector.events().length == 1, 'the click')
-    expect(given).toMatch(/^[\w-]{21}$/)
-    expect(collector.events()[0].user.uid).toBe(given)
-    // The next visit keeps it: the server renews what the browser sends back.
-    const again = await open('/server-cookie')
-    expect((await context.cookies()).find((cookie) => cookie.name == 'df_uid')!.value).toBe(given)
-    await again.close()
+describe('identify and reset', () => {
+  it('reset() sends what the last shopper did under their ids, then starts anew without email', async () => {
+    const net = network()
+    const tracker = make()
+    tracker.identify({ email: 'first@example.com', uid: 'customer-1' })
+    tracker.clickItem(click('1'))
+    const cookieUid = document.cookie
+    tracker.reset()
+    tracker.clickItem(click('2'))
+    await tracker.flush()
+    const [before, after] = net.events().map((event) => event.user)
+    expect(before).toMatchObject({ uid: 'customer-1', email: 'first@example.com' })
+    expect(after.uid).not.toBe('customer-1')
+    expect(after).not.toHaveProperty('email')
+    expect(after.sid).not.toBe(before.sid)
+    expect(document.cookie).not.toBe(cookieUid)
   })
 })

@@ -1,182 +1,189 @@
-// @vitest-environment node
-import type { Browser, BrowserContext, Page } from 'playwright-core'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { validate } from '../../src/rules'
-import type { Envelope } from '../../src/types'
-import { launch, leave, startServers, STUB, waitFor, watch, whenQuiet, type Servers } from './harness'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import type { FeedbackError } from '../../src/index'
+import { createTracker } from '../../src/browser/tracker'
+// @ts-expect-error plain ES module shared with the browser suite
+import { fuzz } from '../support/fuzz.mjs'
+import { ENDPOINT, isolateEachTest, make, network, stored } from '../support/helpers'
 
-// Real shop pages: the built script tag on pages that change built-ins the way old shop
-// scripts do, in a sandboxed frame, next to a clashing element, and under an API fuzz.
+const click = { rid: 's-1', item_id: '42', variant_item_id: '421' }
+const order = { order_id: 'o-1', currency: 'EUR', revenue: 10, line_items: [{ item_id: '42', variant_item_id: '421', unit_price: 5, quantity: 2 }] }
 
-let browser: Browser
-let servers: Servers
-let context: BrowserContext
+isolateEachTest()
 
-beforeAll(async () => {
-  ;[browser, servers] = await Promise.all([launch(), startServers()])
-})
-afterAll(async () => {
-  await browser?.close()
-  await servers?.close()
-})
-beforeEach(async () => {
-  servers.collector.clear()
-  context = await browser.newContext()
-})
-afterEach(async () => {
-  await context.close()
-})
+// What a test adds to the page's built-ins is taken away again, whatever the test's outcome.
+const undo: (() => void)[] = []
+afterEach(() => undo.splice(0).reverse().forEach((step) => step()))
 
-const scriptTag = (attributes = 'data-key="KEY" data-endpoint="{{collector}}"', src = '/discovery-feedback.min.js') =>
-  `<script async src="${src}" ${attributes}></script>`
-
-const open = async (path: string) => {
-  const page = await context.newPage()
-  const seen = watch(page)
-  await page.goto(servers.origin + path)
-  return { page, seen }
+function define(target: object, name: string, descriptor: PropertyDescriptor) {
+  const before = Object.getOwnPropertyDescriptor(target, name)
+  Object.defineProperty(target, name, { configurable: true, ...descriptor })
+  undo.push(() => (before ? Object.defineProperty(target, name, before) : delete (target as any)[name]))
 }
 
-/** SPEC's envelope, checked as the reference collector checks it. */
-const expectSpecShape = (event: Envelope) => {
-  expect(() => validate(event.event, event.properties)).not.toThrow()
-  expect(event.user.uid).toMatch(/^[\w-]{1,32}$/)
-  expect(event.user.sid).toMatch(/^[\w-]{1,32}$/)
-  expect(Array.isArray(event.user.lang) && event.user.lang.every((code) => typeof code == 'string')).toBe(true)
+const errorsOf = () => {
+  const errors: FeedbackError[] = []
+  vi.spyOn(console, 'error').mockImplementation(() => {})
+  return { errors, onError: (error: FeedbackError) => errors.push(error) }
 }
 
-const order = {
-  order_id: 'o-1',
-  currency: 'EUR',
-  revenue: 24.9,
-  line_items: [
-    { item_id: '42', variant_item_id: '421', unit_price: 9.95, quantity: 2 },
-    { item_id: '7', variant_item_id: '71', unit_price: 5, quantity: 1 }
-  ]
-}
-
-// What Prototype.js 1.6 and similar page scripts do to the built-ins, and wrappers that
-// monitoring and consent scripts put around fetch, JSON and history.
-const PROTOTYPE_JS = `<script>
-Object.prototype.polluted = 'yes'
-Array.prototype.toJSON = function () { var parts = []; for (var i = 0; i < this.length; i++) parts.push(JSON.stringify(this[i])); return '[' + parts.join(', ') + ']' }
-String.prototype.toJSON = function () { return '"' + this + '"' }
-Array.prototype.each = function (iterator) { for (var i = 0; i < this.length; i++) iterator(this[i], i) }
-Array.prototype.reduce = function () { return this.length > 1 ? this : this[0] }
-Array.from = function (iterable) { var result = []; if (iterable) for (var i = 0; i < (iterable.length || 0); i++) result.push(iterable[i]); return result }
-window.fetch = (function (original) { return function (url, init) { return original.call(window, url, init) } })(window.fetch)
-JSON.stringify = (function (original) { return function (value, replacer, space) { return original.call(JSON, value, replacer, space) } })(JSON.stringify)
-history.pushState = (function (original) { return function () { return original.apply(history, arguments) } })(history.pushState)
-</script>`
-
-describe('hostile pages in Chromium', () => {
-  it("sends SPEC's shapes from a page running Prototype.js-style built-ins and wrapped fetch, JSON and history", async () => {
-    servers.page(
-      '/magento',
-      PROTOTYPE_JS +
-        STUB +
-        scriptTag() +
-        `<script>
-          discoveryFeedback('user', { email: 'shopper@example.com' })
-          discoveryFeedback('purchase', ${JSON.stringify(order)})
-          discoveryFeedback('update-cart', { line_items: ${JSON.stringify(order.line_items)} })
-          discoveryFeedback('click-item', { rid: 's-1', item_id: '42', variant_item_id: '421' })
-        </script>`
-    )
-    const { page, seen } = await open('/magento')
-    await page.waitForFunction('discoveryFeedback.tracker')
-    await page.evaluate(() => history.pushState(null, '', '/magento/next'))
-    await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 50)))
-    const stats = await page.evaluate(() => (window as any).discoveryFeedback.tracker.stats())
-    await leave(page)
-    await waitFor(() => servers.collector.events().length >= 5, 'five events')
-    await whenQuiet(() => servers.collector.requests.length)
-
-    const events = servers.collector.events()
-    expect(events.map((event) => event.event).sort()).toEqual(['click-item', 'purchase', 'update-cart', 'view-page', 'view-page'])
-    events.forEach(expectSpecShape)
-    expect(events.find((event) => event.event == 'purchase')!.properties).toEqual(order)
-    expect(events.find((event) => event.event == 'purchase')!.user.email).toBe('shopper@example.com')
-    expect(events.some((event) => 'polluted' in Object(event.properties) && Object.keys(event.properties).includes('polluted'))).toBe(false)
-    expect(stats.dropped.invalid).toBe(0)
-    expect(seen.pageErrors).toEqual([])
-    expect(seen.consoleErrors).toEqual([])
+describe('a page that extends the built-in prototypes', () => {
+  it('sends every event when Object.prototype has an enumerable property', () => {
+    const net = network()
+    const { errors, onError } = errorsOf()
+    const tracker = make({ onError })
+    define(Object.prototype, 'polluted', { value: 'yes', enumerable: true, writable: true })
+    tracker.identify({ email: 'shopper@example.com' })
+    tracker.clickItem(click)
+    tracker.purchase(order)
+    tracker.flush()
+    expect(errors.map((error) => error.message)).toEqual([])
+    const [sent, purchase] = net.events()
+    expect(Object.keys(sent.properties)).toEqual(['rid', 'item_id', 'variant_item_id'])
+    expect(Object.keys(purchase.properties.line_items[0])).toEqual(['item_id', 'variant_item_id', 'unit_price', 'quantity'])
+    expect(tracker.stats().dropped.invalid).toBe(0)
   })
 
-  it('keeps uid and sid for the page inside a frame sandboxed without allow-same-origin, where cookies and storage throw', async () => {
-    servers.page('/shop', `<script>addEventListener('message', (event) => (window.cookieAccess = event.data))</script><iframe sandbox="allow-scripts" src="/widget"></iframe>`)
-    servers.page(
-      '/widget',
-      STUB +
-        scriptTag('data-key="KEY" data-endpoint="{{collector}}" data-auto-view-page="false"') +
-        `<script>
-          try { document.cookie; window.parent.postMessage('cookie readable', '*') } catch (error) { window.parent.postMessage(error.name, '*') }
-          discoveryFeedback('click-item', { item_id: '1', variant_item_id: '11' })
-          setTimeout(() => discoveryFeedback('click-item', { item_id: '2', variant_item_id: '21' }), 1200)
-          setTimeout(() => discoveryFeedback('flush'), 1300)
-        </script>`
-    )
-    const { page, seen } = await open('/shop')
-    // The frame's origin is opaque: reading document.cookie throws, as on the shop's widget.
-    await page.waitForFunction('window.cookieAccess')
-    expect(await page.evaluate('cookieAccess')).toBe('SecurityError')
-    await waitFor(() => servers.collector.events().length >= 2, 'both clicks')
-    const [first, second] = servers.collector.events()
-    expect([first.properties.item_id, second.properties.item_id]).toEqual(['1', '2'])
+  it("keeps SPEC's arrays arrays when Array.prototype.toJSON is defined (Prototype.js 1.6)", () => {
+    const net = network()
+    const tracker = make()
+    // Prototype.js 1.6 writes arrays as its own JSON text, so JSON.stringify nests a string.
+    define(Array.prototype, 'toJSON', {
+      value(this: unknown[]) {
+        return '[' + this.map((item) => JSON.stringify(item)).join(', ') + ']'
+      }
+    })
+    tracker.purchase(order)
+    tracker.flush()
+    const [event] = JSON.parse(net.fetch.mock.calls[0][1].body as string)
+    expect(event.user.lang).toEqual(navigator.languages)
+    expect(event.properties.line_items).toEqual(order.line_items)
+    // The stored outbox too: a later page of the site reads the same shapes back.
+    const [kept] = stored()
+    expect(kept.properties.line_items).toEqual(order.line_items)
+    expect(kept.user.lang).toEqual(navigator.languages)
+  })
+
+  it('keeps the ids for the page where document.cookie throws (sandboxed frame)', () => {
+    const net = network()
+    const { errors, onError } = errorsOf()
+    const denied = () => {
+      throw new DOMException('The document is sandboxed and lacks the allow-same-origin flag.', 'SecurityError')
+    }
+    define(document, 'cookie', { get: denied, set: denied })
+    const tracker = make({ onError, cookieDomain: 'auto' })
+    tracker.clickItem(click)
+    vi.advanceTimersByTime(1500)
+    tracker.clickItem(click)
+    tracker.reset()
+    tracker.clickItem(click)
+    tracker.flush()
+    expect(errors).toEqual([])
+    const [first, second, afterReset] = net.events()
     expect(first.user.uid).toMatch(/^[\w-]{21}$/)
     expect(second.user).toMatchObject({ uid: first.user.uid, sid: first.user.sid })
-    expect(seen.pageErrors).toEqual([])
-  })
-
-  it('works with the README stub on a page that has an element with id="discoveryFeedback"', async () => {
-    servers.page(
-      '/named',
-      '<div id="discoveryFeedback">Our feedback form</div>' +
-        STUB +
-        `<script>discoveryFeedback('click-item', { item_id: '9', variant_item_id: '91' })</script>` +
-        scriptTag('data-key="KEY" data-endpoint="{{collector}}" data-auto-view-page="false"', '/discovery-feedback.min.js?delay=150')
-    )
-    const { page, seen } = await open('/named')
-    await page.waitForFunction('discoveryFeedback.tracker')
-    await page.evaluate(() => (window as any).discoveryFeedback('click-item', { item_id: '10', variant_item_id: '101' }))
-    await leave(page)
-    await waitFor(() => servers.collector.events().length >= 2, 'both clicks')
-    expect(servers.collector.events().map((event) => event.properties.item_id)).toEqual(['9', '10'])
-    expect(seen.pageErrors).toEqual([])
+    expect(afterReset.user.uid).not.toBe(first.user.uid)
   })
 })
 
-describe('API fuzz in Chromium', () => {
-  it('lets no exception of 5,000 hostile calls reach the page, and delivers every valid event exactly once', async () => {
-    servers.page(
-      '/fuzz',
-      STUB +
-        `<script>
-          window.faults = []
-          discoveryFeedback('init', { key: 'KEY', endpoint: '{{collector}}', maxBatchEvents: 50, onError: (error) => faults.push(typeof error.message) })
-        </script>` +
-        scriptTag('')
-    )
-    const { page, seen } = await open('/fuzz')
-    await page.waitForFunction('discoveryFeedback.tracker')
-    await page.addScriptTag({ type: 'module', content: "import { fuzz } from '/fuzz.mjs'; window.fuzz = fuzz" })
-    await page.waitForFunction('window.fuzz')
-    const result = await page.evaluate(() => {
-      const global = window as any
-      // Quiet console: thousands of reported faults would only slow the run down.
-      console.error = console.log = () => {}
-      return global.fuzz({ tracker: global.discoveryFeedback.tracker, command: global.discoveryFeedback, seed: 11, count: 5000 })
+describe('values that throw', () => {
+  // item_id for the events, email for identify().
+  const throwingGetter = (thrown: unknown) => {
+    const get = () => {
+      throw thrown
+    }
+    return Object.defineProperties({ rid: 's-1', variant_item_id: '421' }, { item_id: { enumerable: true, get }, email: { enumerable: true, get } })
+  }
+  const unprintable = Object.assign(new Error('x'), {
+    toString: () => {
+      throw Object.create(null)
+    }
+  })
+  const trap = () => {
+    throw Object.create(null)
+  }
+
+  it.each([
+    ['a getter that throws Object.create(null)', throwingGetter(Object.create(null))],
+    ['a getter that throws an error whose toString throws', throwingGetter(unprintable)],
+    ['a getter that throws a Symbol', throwingGetter(Symbol('thrown'))],
+    ['a Proxy whose every trap throws', new Proxy({}, { get: trap, has: trap, ownKeys: trap, getOwnPropertyDescriptor: trap, getPrototypeOf: trap })]
+  ])('never lets %s reach the caller, reports it with a message, and keeps working', (_, properties) => {
+    const net = network()
+    const { errors, onError } = errorsOf()
+    const tracker = make({ onError })
+    for (const call of [() => tracker.clickItem(properties as never), () => tracker.track('click-item', properties as never), () => tracker.identify(properties as never), () => tracker.viewPage(properties as never)]) {
+      expect(call).not.toThrow()
+    }
+    expect(errors).toHaveLength(4)
+    for (const error of errors) expect(error.message).toMatch(/^discovery-feedback: .+/)
+    expect(tracker.stats().dropped.invalid).toBe(4)
+    tracker.clickItem(click)
+    tracker.flush()
+    expect(net.events().map((event) => event.properties)).toEqual([click])
+  })
+
+  it('reports options whose getters throw instead of throwing from createTracker', () => {
+    const { errors, onError } = errorsOf()
+    let tracker: ReturnType<typeof createTracker> | undefined
+    const options = Object.defineProperty({}, 'key', {
+      enumerable: true,
+      get: () => {
+        throw Object.create(null)
+      }
     })
-    const faults: string[] = await page.evaluate('faults')
-    expect(result.threw).toBe(0)
-    expect(faults.length).toBeGreaterThan(1000)
-    expect(faults.every((type) => type == 'string')).toBe(true)
-    const validIds = new Set<string>(result.valid)
-    const received = () => servers.collector.received().filter((event: Envelope) => validIds.has(String(event.properties.item_id)))
-    await waitFor(() => received().length >= validIds.size, validIds.size + ' valid clicks', 20000)
-    await leave(page)
-    await whenQuiet(() => servers.collector.requests.length, 500)
-    expect(received().map((event) => event.properties.item_id).sort()).toEqual([...validIds].sort())
-    expect(seen.pageErrors).toEqual([])
+    expect(() => (tracker = createTracker(options as never))).not.toThrow()
+    expect(() => tracker!.clickItem(click)).not.toThrow()
+    tracker!.destroy()
+    // onError itself was unreadable, so the console carries it.
+    expect(errors).toEqual([])
+    expect(vi.mocked(console.error).mock.calls.map((call) => String(call[0]))).toEqual(Array(2).fill('discovery-feedback: init: options could not be read'))
+  })
+
+  it('survives a console.error that throws', () => {
+    network()
+    const errors: FeedbackError[] = []
+    vi.spyOn(console, 'error').mockImplementation(() => {
+      throw new Error('console is broken')
+    })
+    const tracker = make({ onError: (error) => errors.push(error) })
+    expect(() => tracker.clickItem({} as never)).not.toThrow()
+    expect(errors[0].message).toBe('discovery-feedback: click-item: item_id is required')
+  })
+})
+
+describe('events too large for any request', () => {
+  it('are refused when tracked, so they never push valid events out of the outbox', () => {
+    const net = network()
+    const { errors, onError } = errorsOf()
+    const tracker = make({ onError })
+    const huge = 'x'.repeat(1 << 20)
+    tracker.clickItem(click)
+    for (let i = 0; i < 3; i++) tracker.clickSuggestion({ rid: 'a-1', suggestion: huge })
+    tracker.clickItem({ ...click, item_id: '43' })
+    expect(tracker.stats()).toMatchObject({ queued: 2, dropped: { too_large: 3, overflow: 0 } })
+    expect(errors.map((error) => error.message)).toEqual(Array(3).fill('discovery-feedback: click-suggestion: event dropped: too large for a request'))
+    tracker.flush()
+    expect(net.events().map((event) => event.properties.item_id)).toEqual(['42', '43'])
+  })
+})
+
+describe('API fuzz', () => {
+  it('lets no exception of 5,000 hostile calls reach the caller, and delivers every valid event once', async () => {
+    const net = network()
+    const { errors, onError } = errorsOf()
+    vi.spyOn(console, 'log').mockImplementation(() => {})
+    const tracker = make({ onError, maxBatchEvents: 50 })
+    const command = (name: any, ...args: any[]) => (name === 'user' ? tracker.identify(args[0]) : tracker.track(name, args[0]))
+    const { valid, threw } = fuzz({ tracker, command, seed: 7, count: 5000 })
+    expect(threw).toBe(0)
+    await vi.runAllTimersAsync()
+    await tracker.flush()
+    const delivered = net
+      .events()
+      .map((event) => String(event.properties.item_id))
+      .filter((id) => id.startsWith('valid-'))
+    expect(delivered).toEqual(valid)
+    expect(errors.length).toBeGreaterThan(1000)
+    for (const error of errors) expect(typeof error.message == 'string' && error.message.startsWith('discovery-feedback: ')).toBe(true)
   })
 })

@@ -1,0 +1,75 @@
+import type { Reason } from './delivery'
+import { feedbackError } from '../shared/error'
+import type { Entry } from './outbox'
+import type { FeedbackError } from '../shared/types'
+import type { Stats, TrackerOptions } from './types'
+
+const WHY: Record<Reason, string> = {
+  too_large: 'too large for a request',
+  rejected: 'refused',
+  overflow: 'outbox full',
+  expired: 'older than 7 days'
+}
+
+const isFeedbackError = (error: any): error is FeedbackError => error && error.name == 'FeedbackError'
+
+/**
+ * Where every fault of a tracker ends: counted, shown in the console for the developer and
+ * handed to `onError` for the shop's monitoring.
+ */
+export function createFaults({ onError, strict }: Pick<TrackerOptions, 'onError' | 'strict'>) {
+  const dropped: Stats['dropped'] = { invalid: 0, too_large: 0, rejected: 0, overflow: 0, expired: 0 }
+
+  const report = (error: FeedbackError) => {
+    // Neither a console that a page replaced nor a failing handler may turn one fault into two.
+    try {
+      console.error(error.message)
+    } catch {}
+    try {
+      onError && onError(error)
+    } catch {}
+  }
+
+  return {
+    dropped,
+    report,
+
+    /** Events given up after they were accepted: counted by reason and reported. */
+    drop(entries: Entry[], reason: Reason, detail?: string) {
+      dropped[reason] += entries.length
+      const one = entries.length == 1
+      report(
+        feedbackError(
+          one ? entries[0].event.event : undefined,
+          undefined,
+          (one ? 'event' : entries.length + ' events') + ' dropped: ' + WHY[reason] + (detail ? ', ' + detail : '')
+        )
+      )
+    },
+
+    /**
+     * Public methods run inside this: nothing a caller's data throws reaches the page, except
+     * in strict mode. What was thrown may itself throw when read (a getter throwing
+     * `Object.create(null)`, an error whose toString throws), so it is read inside a guard too.
+     */
+    guard:
+      <A extends unknown[], R>(method: (...args: A) => R) =>
+      (...args: A): R | undefined => {
+        try {
+          return method(...args)
+        } catch (caught) {
+          let error = caught as FeedbackError
+          try {
+            if (!isFeedbackError(caught)) error = feedbackError(undefined, undefined, 'failed: ' + caught)
+          } catch {
+            error = feedbackError(undefined, undefined, 'failed: ' + typeof caught + ' thrown')
+          }
+          dropped.invalid++
+          if (strict) throw error
+          report(error)
+        }
+      }
+  }
+}
+
+export type Faults = ReturnType<typeof createFaults>

@@ -1,0 +1,124 @@
+import Cookies from 'js-cookie'
+import { nanoid } from 'nanoid'
+import { OUR_ID, SID_COOKIE, UID_COOKIE } from '../shared/ids'
+import type { TrackerOptions } from './types'
+import type { User } from '../shared/types'
+
+const MINUTE = 60000
+// Browsers cap cookie lifetimes at 400 days (RFC 6265bis, "The Expires Attribute"); asking for
+// more is silently cut, so we ask for exactly that and renew it on activity.
+const UID_LIFETIME = 400 * 1440 * MINUTE
+
+
+/**
+ * The widest domain the browser lets us set a cookie on: the site's registrable domain, so
+ * that www.shop.example and checkout.shop.example share one shopper. Browsers refuse public
+ * suffixes (co.uk, github.io), so trying from the shortest candidate up finds it without a
+ * suffix list.
+ */
+export function siteDomain(): string | undefined {
+  const labels = location.hostname.split('.')
+  for (let i = labels.length - 2; i >= 0; i--) {
+    const domain = labels.slice(i).join('.')
+    Cookies.set('df_probe', '1', { domain, path: '/', sameSite: 'Lax' })
+    if (Cookies.get('df_probe')) {
+      Cookies.remove('df_probe', { domain, path: '/' })
+      return domain
+    }
+  }
+}
+
+/**
+ * Runs a cookie access. `document.cookie` throws a SecurityError in a frame sandboxed without
+ * allow-same-origin and in some embedded webviews; there the ids live in memory for the page,
+ * as where cookies are blocked.
+ */
+const attempt = <T>(access: () => T): T | undefined => {
+  try {
+    return access()
+  } catch {}
+}
+
+export interface Identity {
+  /** The shopper for an event. `store`: may cookies be read and written (consent, storage mode). */
+  user(store: boolean): User
+  /** Adds fields the site knows (identify()), checked against SPEC "User object" already. */
+  identify(fields: Partial<User>): void
+  /**
+   * Deletes the ids, cookies included; the next event starts a new uid and sid. `logout`: the
+   * uid, sid and email the site gave go too.
+   */
+  forget(logout?: boolean): void
+}
+
+/**
+ * Keeps uid and sid in first-party cookies and returns the shopper for each event.
+ * Every call counts as activity: the sid cookie's expiry rolls forward by the session
+ * length, so after that long without events the browser drops it and a new sid starts,
+ * shared by every tab through the cookie.
+ */
+export function createIdentity(options: TrackerOptions, given: Partial<User>): Identity {
+  const cookies = options.storage != 'memory'
+  const attributes: Cookies.CookieAttributes = {
+    path: '/',
+    sameSite: options.cookieSameSite || 'Lax',
+    secure: options.cookieSecure ?? location.protocol == 'https:'
+  }
+  let domain = options.cookieDomain
+  const sessionLength = (options.sessionMinutes || 30) * MINUTE
+  // Where cookies are blocked or not allowed, memory keeps the ids steady for this page,
+  // with the same expiry.
+  const memory: Record<string, [id: string, expires: number, stored: boolean]> = {}
+
+  const keep = (name: string, lifetime: number, store: boolean): string => {
+    const now = Date.now()
+    const held = memory[name]
+    // Reading and writing document.cookie costs more than the rest of a tracked click; within
+    // a second of the last renewal the cookie can only be a second fresher, so a burst of
+    // events touches it once.
+    if (held && held[2] == store && held[1] - lifetime + 1000 > now) return held[0]
+    let id = store ? attempt(() => Cookies.get(name)) : undefined
+    if (!id || !OUR_ID.test(id)) id = held && held[1] > now ? held[0] : nanoid()
+    memory[name] = [id, now + lifetime, store]
+    if (store) {
+      attempt(() => {
+        // Found on first use, not at creation: probing writes cookies, which needs consent too.
+        if (domain == 'auto') domain = siteDomain()
+        Cookies.set(name, id!, { ...attributes, domain, expires: new Date(now + lifetime) })
+      })
+    }
+    return id
+  }
+
+  // Read once: Chromium builds navigator.userAgent anew on every read, at a cost per event
+  // that is a good part of ours.
+  const agent = navigator.userAgent
+  const languages = (navigator.languages && navigator.languages.length ? navigator.languages : [navigator.language]).filter(Boolean)
+
+  return {
+    // The site's fields (checked: only SPEC's user fields) win over ours.
+    user: (store) => ({
+      ...given,
+      uid: given.uid || keep(UID_COOKIE, UID_LIFETIME, store && cookies),
+      sid: given.sid || keep(SID_COOKIE, sessionLength, store && cookies),
+      ua: given.ua || agent,
+      lang: given.lang || languages
+    }),
+    identify(fields) {
+      given = { ...given, ...fields }
+    },
+    forget(logout) {
+      if (logout) {
+        const { uid, sid, email, ...rest } = given
+        given = rest
+      }
+      for (const name of [UID_COOKIE, SID_COOKIE]) {
+        delete memory[name]
+        attempt(() => {
+          if (domain == 'auto') domain = siteDomain()
+          Cookies.remove(name, { path: '/', domain })
+        })
+      }
+    }
+  }
+}

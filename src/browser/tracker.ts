@@ -1,0 +1,113 @@
+import { feedbackError } from '../shared/error'
+import { checkUser, EVENTS } from '../shared/rules'
+import type { EventName, User } from '../shared/types'
+import { createConsent } from './consent'
+import { createDelivery, type Delivery } from './delivery'
+import type { Faults } from './faults'
+import { createIdentity } from './identity'
+import { listen, onLifecycle } from './lifecycle'
+import { readOptions } from './options'
+import { createOutbox, type Outbox } from './outbox'
+import { autoViewPages } from './pageviews'
+import { createRecorder, type Recorder } from './recorder'
+import type { Consent, Tracker, TrackerOptions } from './types'
+
+/**
+ * Creates a tracker from its parts: the options, read once; the outbox that keeps events;
+ * the shopper's identity; consent; delivery; the recorder, the way each event takes from a
+ * method to the outbox; the page's life cycle; and the public methods. Bad options are
+ * reported, never thrown (unless `strict`): every call is then refused with the same clear
+ * message, and the host page keeps running. Where there is no `window` (server rendering)
+ * every call does nothing.
+ */
+export function createTracker(options: TrackerOptions): Tracker {
+  const browser = typeof window == 'object'
+  const [settings, faults, user, broken] = readOptions(options, browser)
+  const guard = faults.guard
+  const counts = { sent: 0, retried: 0 }
+  // Aborted by destroy(): every listener and history patch goes with it.
+  const life = new AbortController()
+  const signal = life.signal
+
+  const live = browser && !broken
+  const outbox = live ? createOutbox(faults.drop) : undefined
+  const identity = live ? createIdentity(settings, user) : undefined
+  const consent =
+    outbox &&
+    identity &&
+    createConsent(settings, outbox, identity, () => {
+      delivery!.adopt()
+      delivery!.send(false)
+    })
+  const delivery = consent && createDelivery(settings, outbox!, faults.drop, counts, consent.granted)
+  const recorder = delivery && createRecorder(settings, faults, outbox!, identity!, consent!, delivery)
+  if (recorder) followPage(settings, recorder, outbox!, delivery!, guard, signal)
+
+  const record = (event: EventName, input: unknown) => {
+    if (broken) throw broken
+    if (!recorder) return
+    if (signal.aborted) throw feedbackError(event, undefined, 'was tracked after destroy()')
+    recorder.record(event, input)
+  }
+  const flush = (): Promise<void> => (delivery ? delivery.flush() : Promise.resolve())
+
+  // The public methods: each runs inside the guard, so nothing a caller passes throws into the page.
+  const tracker: Record<string, unknown> = {
+    track: guard(record),
+    identify: guard((fields: Partial<User>) => {
+      const checked = checkUser('identify', fields)
+      if (identity) identity.identify(checked)
+    }),
+    consent: guard((state: Consent) => consent && consent.set(state)),
+    reset: guard(() => {
+      // Logout on a shared computer: what the last shopper did leaves under their ids first.
+      flush()
+      if (identity) identity.forget(true)
+    }),
+    get user() {
+      return identity ? identity.user(consent!.granted()) : ({ uid: '', sid: '' } as User)
+    },
+    stats: () => ({ queued: outbox ? outbox.entries.length : 0, ...counts, dropped: { ...faults.dropped } }),
+    flush,
+    destroy: guard(() => {
+      if (signal.aborted) return
+      life.abort()
+      flush()
+    })
+  }
+  // One method per event, named after it: clickSuggestion for click-suggestion, and so on.
+  for (const event of Object.keys(EVENTS) as EventName[]) {
+    tracker[event.replace(/-(\w)/g, (_, letter: string) => letter.toUpperCase())] = guard((properties: unknown) => record(event, properties))
+  }
+  return tracker as unknown as Tracker
+}
+
+/** Wires the page's life cycle to delivery, the outbox and the automatic view-page, until `signal` aborts. */
+function followPage(settings: TrackerOptions, recorder: Recorder, outbox: Outbox, delivery: Delivery, guard: Faults['guard'], signal: AbortSignal) {
+  listen(
+    window,
+    'online',
+    () => {
+      delivery.retryNow()
+      delivery.adopt()
+    },
+    signal
+  )
+  onLifecycle(
+    delivery.send,
+    () => {
+      delivery.send(true)
+      outbox.suspend()
+    },
+    () => {
+      recorder.forget()
+      outbox.resume()
+      delivery.send(false)
+    },
+    signal
+  )
+  signal.addEventListener('abort', delivery.stop)
+  // What earlier pages left unsent goes first.
+  delivery.adopt()
+  if (settings.autoViewPage !== false) autoViewPages(guard(recorder.view), signal)
+}

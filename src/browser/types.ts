@@ -1,0 +1,127 @@
+// Public types of the browser tracker (`discovery-feedback` and its script tag).
+import type { EventName, EventProperties, FeedbackError, User } from '../shared/types'
+
+/** The shopper's choice about analytics storage and sending. */
+export type Consent = 'granted' | 'pending' | 'denied'
+
+export interface TrackerOptions {
+  /** Merchant API key, sent as `key` in every event. Required. */
+  key: string
+  /**
+   * Collector URL that receives the batches; absolute, or relative to the page.
+   * @example 'https://collector.example/v3/feedback'
+   */
+  endpoint: string
+  /** Minutes without an event after which a new `sid` starts. Default 30 (SPEC "User object"). */
+  sessionMinutes?: number
+  /** Send view-page on load, on every SPA navigation and on back/forward-cache restores. Default true. */
+  autoViewPage?: boolean
+  /**
+   * Cookie domain: `'auto'` finds the site's registrable domain (never a public suffix such as
+   * `co.uk`), so `www.` and `shop.` share one shopper; or name it, e.g. `'shop.example'`.
+   * Default: the page's host only.
+   */
+  cookieDomain?: string
+  /** Mark identity cookies `Secure`. Default: true on https pages. */
+  cookieSecure?: boolean
+  /** SameSite attribute of identity cookies. Default `'Lax'`. */
+  cookieSameSite?: 'Lax' | 'Strict' | 'None'
+  /**
+   * Identity from your platform; each given field wins over the cookie-kept one.
+   * @example { uid: customer.id, email: customer.email }
+   */
+  user?: Partial<User>
+  /** Send a batch once this many events wait to be sent. Default 50. */
+  maxBatchEvents?: number
+  /** Largest request body in bytes; a backlog is split into bodies of at most this size. Default and most 61440 (the browser's keepalive budget is 64 KiB per page). */
+  maxBatchBytes?: number
+  /** Milliseconds the oldest waiting event may wait for others to join its batch. Default 1000. */
+  flushInterval?: number
+  /**
+   * `'pending'`: nothing stored or sent until `consent('granted')`; events wait in memory.
+   * `'denied'`: nothing stored or sent at all. Default `'granted'`.
+   */
+  consent?: Consent
+  /**
+   * Send even when the browser signals Global Privacy Control. Only for sites whose legal
+   * basis allows it: honouring GPC is the site's legal responsibility.
+   */
+  ignoreGlobalPrivacyControl?: boolean
+  /** Treat Do-Not-Track (deprecated) as an opt-out, like Global Privacy Control. */
+  respectDoNotTrack?: boolean
+  /** `'memory'`: no cookies and no localStorage; uid and sid last as long as the page. Default `'cookie'`. */
+  storage?: 'cookie' | 'memory'
+  /** Log every event and request to the console. */
+  debug?: boolean
+  /** Hears every event that was refused or could not be sent. */
+  onError?: (error: FeedbackError) => void
+  /** Throw errors instead of reporting them: for the merchant's own tests, never in production. */
+  strict?: boolean
+}
+
+export interface Tracker {
+  clickSuggestion(properties: EventProperties['click-suggestion']): void
+  clickItem(properties: EventProperties['click-item']): void
+  redirect(properties: EventProperties['redirect']): void
+  purchase(properties: EventProperties['purchase']): void
+  updateCart(properties: EventProperties['update-cart']): void
+  /** Sends add-to-cart and, as SPEC requires, the click-item that goes with it. */
+  addToCart(properties: EventProperties['add-to-cart']): void
+  viewPage(properties?: EventProperties['view-page']): void
+  /** Generic form of the helpers above, with the same rules. */
+  track<E extends EventName>(event: E, properties: EventProperties[E]): void
+  /** Merges identity fields into the user, e.g. the email or the customer id after login. */
+  identify(user: Partial<User>): void
+  /** Sets the shopper's consent; `'denied'` also deletes our cookies and stored events. */
+  consent(state: Consent): void
+  /** Logout: sends what is queued, then starts a new uid and sid and forgets email and platform ids. */
+  reset(): void
+  /** The current shopper; the same identity the discovery routes need. */
+  readonly user: User
+  /** What happened to the events so far: for debugging, tests and monitoring. */
+  stats(): Stats
+  /** Sends every queued event now; resolves once each request was answered or failed. */
+  flush(): Promise<void>
+  /** Removes listeners and history patches, and sends what is queued. */
+  destroy(): void
+}
+
+/** Counts of a tracker's events. */
+export interface Stats {
+  /** Waiting in the outbox, including events a beacon took without confirmation. */
+  queued: number
+  /** Handed over: answered 2xx, or taken by a beacon as the page went away. */
+  sent: number
+  /** Sends that failed and will be tried again (network error, 5xx, 408, 429). */
+  retried: number
+  /** Events given up, by reason; onError heard each. */
+  dropped: {
+    /** Calls refused by the rules. */
+    invalid: number
+    /** An event larger than a request may be. */
+    too_large: number
+    /** The collector answered a 4xx that no retry can fix. */
+    rejected: number
+    /** The outbox bound (2,000 events, 1 MiB) was reached: oldest first. */
+    overflow: number
+    /** Older than 7 days when a later page found it. */
+    expired: number
+  }
+}
+
+/** Arguments of each command of the script-tag function, derived from the tracker's methods. */
+export type Commands = { [E in EventName]: [properties: EventProperties[E]] } & {
+  init: [options: TrackerOptions]
+  flush: []
+  user: [user: Partial<User>]
+  consent: [state: Consent]
+  reset: []
+}
+
+/** `window.discoveryFeedback` once the script tag has loaded. */
+export interface CommandFunction {
+  <C extends keyof Commands>(command: C, ...args: Commands[C]): void
+  /** The tracker the script tag created, once it exists. */
+  tracker?: Tracker
+  createTracker: (options: TrackerOptions) => Tracker
+}

@@ -1,0 +1,198 @@
+import { pack, type Packed } from '../shared/batch'
+import { envelope } from '../shared/envelope'
+import { feedbackError } from '../shared/error'
+import { checkUser, validate } from '../shared/rules'
+import type { User } from '../shared/types'
+import type { ServerTracker, ServerTrackerOptions } from './types'
+
+/** A queued event and the tries it has had. */
+type Queued = Packed & { tries?: number }
+
+const BODY_BYTES = 61440
+
+/**
+ * Sends events from a shop's backend (Node 18+, global fetch), with the browser's rules. The
+ * shop sends most when it is busiest, which is when the collector may struggle: a few requests
+ * at a time, and one backoff for the whole sender, so a collector that says "back off" hears a
+ * handful of requests per step instead of one per batch.
+ */
+export function createServerTracker(options: ServerTrackerOptions): ServerTracker {
+  const { key, endpoint, maxBatchEvents = 50, flushInterval = 1000, maxInFlight = 4, maxQueuedEvents = 20000, maxAttempts = 6, requestTimeout = 10000 } = options
+  if (!key || !endpoint) throw feedbackError('init', key ? 'endpoint' : 'key', 'is required')
+  const counts = { sent: 0, retried: 0 }
+  const dropped = { invalid: 0, too_large: 0, rejected: 0, overflow: 0, undelivered: 0 }
+  let queue: Queued[] = []
+  const inFlight = new Set<AbortController>()
+  let carried = 0
+  // The shared backoff: failures in a row, and no request starts before `resumeAt`.
+  let failures = 0
+  let resumeAt = 0
+  let timer: ReturnType<typeof setTimeout> | undefined
+  let due = Infinity
+  let hurry = false
+  let closed = false
+  const idle = new Set<() => void>()
+
+  const report = (error: Error) => {
+    try {
+      options.onError ? options.onError(error) : console.error(error.message)
+    } catch {}
+  }
+  const drop = (count: number, reason: keyof typeof dropped, why: string) => {
+    dropped[reason] += count
+    report(feedbackError(undefined, undefined, count + (count == 1 ? ' event' : ' events') + ' dropped: ' + why))
+  }
+  // Overflow is reported once per burst, not once per event of a 50,000-event burst.
+  let overflowing = 0
+  const overflow = (count: number) => {
+    if (!overflowing) {
+      queueMicrotask(() => {
+        drop(overflowing, 'overflow', 'more than ' + maxQueuedEvents + ' waited for the collector')
+        overflowing = 0
+      })
+    }
+    overflowing += count
+  }
+
+  /** Runs `pump` at `at` (ms since epoch), or sooner if it is already due sooner. */
+  const wake = (at: number) => {
+    if (at >= due) return
+    clearTimeout(timer)
+    due = at
+    timer = setTimeout(() => ((due = Infinity), pump()), Math.max(0, at - Date.now()))
+  }
+
+  function settle() {
+    if (!queue.length && !inFlight.size) idle.forEach((resolve) => resolve())
+  }
+
+  /** Starts requests while a slot is free, the backoff allows and a batch is ready (or asked for). */
+  function pump() {
+    const now = Date.now()
+    if (now < resumeAt) return wake(resumeAt)
+    while (queue.length && inFlight.size < maxInFlight) {
+      // t_client is when the oldest was tracked; a clock set back meanwhile must not hold it longer.
+      const oldest = Math.min(queue[0].event.t_client, now)
+      if (!hurry && queue.length < maxBatchEvents && now - oldest < flushInterval) return wake(oldest + flushInterval)
+      // One body at a time, as large as 60 KiB allows: events that waited for a slot go together.
+      const taken = new Set<Queued>()
+      const [batch] = pack(queue, BODY_BYTES, (entry) => (taken.add(entry), drop(1, 'too_large', entry.event.event + ' is too large for a request')), 1)
+      if (batch) batch[1].forEach((entry) => taken.add(entry))
+      queue = queue.filter((entry) => !taken.has(entry))
+      if (batch) send(batch[0], batch[1])
+    }
+    settle()
+  }
+
+  async function send(body: string, batch: Queued[]) {
+    const controller = new AbortController()
+    inFlight.add(controller)
+    carried += batch.length
+    const timeout = setTimeout(() => controller.abort(), requestTimeout)
+    // The backoff step this request started in: the requests of one step fail together, and
+    // count as one failure, not four.
+    const step = failures
+    let status = 0
+    let retryAfter: string | null = null
+    try {
+      const response = await fetch(endpoint + (endpoint.includes('?') ? '&' : '?') + 't_sent=' + Date.now(), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+        signal: controller.signal
+      })
+      status = response.status
+      retryAfter = response.headers.get('retry-after')
+      // Read to the end, so that the connection can be reused.
+      await response.arrayBuffer().catch(() => {})
+    } catch {
+      // No answer, or none in time: a failure like a 503.
+    }
+    clearTimeout(timeout)
+    carried -= batch.length
+    // Given up by close(): already counted there.
+    if (!inFlight.delete(controller)) return
+    if (status > 199 && status < 300) {
+      counts.sent += batch.length
+      failures = 0
+    } else if (status > 399 && status < 500 && status != 408 && status != 429) {
+      drop(batch.length, 'rejected', 'the collector answered ' + status)
+    } else {
+      // Every retryable failure moves the one backoff: Retry-After when the collector gives it,
+      // else exponential from 1 s to 60 s with jitter (half to all of the step).
+      if (failures == step) failures++
+      const seconds = retryAfter ? Number(retryAfter) : NaN
+      const asked = retryAfter && isNaN(seconds) ? Date.parse(retryAfter) - Date.now() : seconds * 1000
+      const wait = asked >= 0 ? asked : Math.min(1000 * 2 ** (failures - 1), 60000) * (0.5 + Math.random() / 2)
+      resumeAt = Math.max(resumeAt, Date.now() + wait)
+      const spent = batch.filter((entry) => (entry.tries = (entry.tries || 0) + 1) >= maxAttempts)
+      const again = batch.filter((entry) => entry.tries! < maxAttempts)
+      if (spent.length) drop(spent.length, 'undelivered', 'the collector answered ' + (status || 'nothing') + ' ' + maxAttempts + ' times')
+      counts.retried += again.length
+      // Back at the front, in their order: they are the oldest.
+      queue = [...again, ...queue]
+    }
+    pump()
+  }
+
+  /** Resolves when nothing waits or flies, or after `timeout` ms: true if it timed out. */
+  function drain(timeout: number): Promise<boolean> {
+    hurry = true
+    pump()
+    if (!queue.length && !inFlight.size) return Promise.resolve(false)
+    return new Promise((resolve) => {
+      const done = (late: boolean) => {
+        clearTimeout(limit)
+        idle.delete(finished)
+        if (!idle.size) hurry = closed
+        resolve(late)
+      }
+      const finished = () => done(false)
+      const limit = setTimeout(() => done(true), timeout)
+      idle.add(finished)
+    })
+  }
+
+  return {
+    track(event, properties, user) {
+      if (closed) throw feedbackError(event, undefined, 'was tracked after close()')
+      let entry: Queued
+      try {
+        const checked = checkUser(event, user)
+        for (const field of ['uid', 'sid', 'ip', 'ua'] as const) {
+          if (!checked[field]) {
+            const hint = field == 'ip' || field == 'ua' ? "the shopper's, as SPEC asks for calls not made from their browser" : "the id the shopper's browser had"
+            throw feedbackError(event, 'user.' + field, 'is required on the server: ' + hint)
+          }
+        }
+        entry = { event: envelope(event, validate(event, properties), key, checked as User) }
+      } catch (error) {
+        dropped.invalid++
+        throw error
+      }
+      queue.push(entry)
+      if (queue.length > maxQueuedEvents) {
+        const over = queue.length - maxQueuedEvents
+        queue = queue.slice(over)
+        overflow(over)
+      }
+      if (queue.length >= maxBatchEvents) pump()
+      else wake(entry.event.t_client + flushInterval)
+    },
+    flush: ({ timeout = 10000 } = {}) => drain(timeout).then(() => {}),
+    close({ timeout = 10000 } = {}) {
+      closed = true
+      return drain(timeout).then((late) => {
+        if (!late) return
+        // Out of time: what waits or flies now is given up, and said so.
+        const left = queue.length + carried
+        queue = []
+        inFlight.forEach((controller) => controller.abort())
+        inFlight.clear()
+        clearTimeout(timer)
+        if (left) drop(left, 'undelivered', 'close() ran out of time after ' + timeout + ' ms')
+      })
+    },
+    stats: () => ({ queued: queue.length + carried, ...counts, dropped: { ...dropped } })
+  }
+}

@@ -1,0 +1,70 @@
+// Public types of the server sender (`discovery-feedback/server`).
+import type { EventName, EventProperties, User } from '../shared/types'
+
+/** Settings of a server-side tracker. */
+export interface ServerTrackerOptions {
+  /** Merchant API key, sent as `key` in every event. */
+  key: string
+  /** Collector URL. */
+  endpoint: string
+  /** Send once this many events wait; a request still takes all that fit in 60 KiB. Default 50. */
+  maxBatchEvents?: number
+  /** Milliseconds an event may wait for others. Default 1000. */
+  flushInterval?: number
+  /** Requests in flight at once, however busy the shop. Default 4. */
+  maxInFlight?: number
+  /** Events held while the collector cannot take them (about 1 KB each); beyond it the oldest are dropped and reported. Default 20,000. */
+  maxQueuedEvents?: number
+  /** Tries per event before it is given up and reported. Default 6 (about a minute of backoff). */
+  maxAttempts?: number
+  /** Milliseconds a request may go unanswered before it counts as failed. Default 10,000. */
+  requestTimeout?: number
+  /** Hears every event given up: refused, overflowing, or out of tries. */
+  onError?: (error: Error) => void
+}
+
+/** Counts of a server tracker's events, as the browser tracker's `stats()`. */
+export interface ServerStats {
+  /** Waiting or in flight. */
+  queued: number
+  /** Answered 2xx. */
+  sent: number
+  /** Sends that failed and will be tried again. */
+  retried: number
+  dropped: {
+    /** Calls the rules refused (track threw). */
+    invalid: number
+    /** An event larger than a request may be. */
+    too_large: number
+    /** The collector answered a 4xx other than 408 and 429. */
+    rejected: number
+    /** Beyond `maxQueuedEvents`, oldest first. */
+    overflow: number
+    /** Out of tries, or still unsent when `close` ran out of time. */
+    undelivered: number
+  }
+}
+
+/** How long `flush` and `close` may take. */
+export interface WaitOptions {
+  /** Milliseconds; default 10,000. */
+  timeout?: number
+}
+
+/** The shopper of a call from the shop's server: SPEC asks for ip and ua when the browser is not the caller. */
+export type ServerUser = User & { ip: string; ua: string }
+
+export interface ServerTracker {
+  /**
+   * Queues an event for a shopper who is not on the line: a purchase from an order webhook.
+   * `user` needs uid and sid (the ones the browser had, e.g. from the order's cookies) and,
+   * as SPEC asks when the call does not come from the shopper's browser, ip and ua.
+   * Throws a FeedbackError naming the event, the field and the rule.
+   */
+  track<E extends EventName>(event: E, properties: EventProperties[E], user: ServerUser): void
+  /** Sends what waits now; resolves once nothing is left, or at the timeout with the rest still queued. */
+  flush(options?: WaitOptions): Promise<void>
+  /** Shutdown: sends what it can until the timeout, then gives up the rest and reports it. */
+  close(options?: WaitOptions): Promise<void>
+  stats(): ServerStats
+}

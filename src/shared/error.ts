@@ -1,0 +1,33 @@
+import type { DiscoveryError } from '../client/types'
+import type { FeedbackError } from './types'
+
+/**
+ * Builds the one error shape every fault is reported with. The message alone
+ * names the event, the field and the rule, so a console line is enough to fix
+ * the call.
+ */
+export function feedbackError(event: string | undefined, field: string | undefined, rule: string): FeedbackError {
+  const error = new Error(
+    'discovery-feedback: ' + (event ? event + ': ' : '') + (field ? field + ' ' : '') + rule
+  ) as FeedbackError
+  error.name = 'FeedbackError'
+  error.event = event
+  error.field = field
+  return error
+}
+
+/**
+ * The discovery client's error, in the same voice: where it happened (a route, or on kind
+ * `invalid` a store event and its field) and what went wrong.
+ */
+export function discoveryError(kind: DiscoveryError['kind'], where: string, message: string, status?: number, field?: string): DiscoveryError {
+  const error = new Error('discovery-feedback: ' + where + ': ' + (field ? field + ' ' : '') + message + (status ? ' (HTTP ' + status + ')' : '')) as DiscoveryError
+  error.name = 'DiscoveryError'
+  error.kind = kind
+  error.status = status
+  if (kind == 'invalid') {
+    error.event = where
+    error.field = field
+  } else error.route = where
+  return error
+}

@@ -1,0 +1,98 @@
+import { feedbackError } from './error'
+import type { EventName, User } from './types'
+
+/*
+ * SPEC "Event kinds" and "User object" as data. Each field maps to a kind letter, with `?`
+ * when the field may be left out:
+ *   s  non-empty string     r  string, may be empty (a referrer can be)
+ *   n  finite number        i  non-negative integer    q  positive integer
+ *   l  array of line items  u  user id: 1 to 32 characters (SPEC "Limits")
+ *   a  array of language codes
+ */
+type Schema = Record<string, string>
+
+const LINE_ITEM: Schema = { item_id: 's', variant_item_id: 's', unit_price: 'n', quantity: 'q' }
+
+export const EVENTS: Record<EventName, Schema> = {
+  'click-suggestion': { rid: 's', suggestion: 's' },
+  // SPEC: rid is "needed for items that came from the service", so other clicks go without.
+  'click-item': { rid: 's?', item_id: 's', variant_item_id: 's' },
+  redirect: { rid: 's', suggestion: 's' },
+  purchase: {
+    order_id: 's',
+    currency: 's',
+    revenue: 'n',
+    total_discount: 'n?',
+    total_tax: 'n?',
+    total_shipping: 'n?',
+    affiliation: 's?',
+    line_items: 'l'
+  },
+  'update-cart': { line_items: 'l' },
+  'add-to-cart': { item_id: 's', variant_item_id: 's', quantity: 'q', rid: 's' },
+  'view-page': { url: 's', ref: 'r', width: 'i', height: 'i', item_id: 's?', variant_item_id: 's?' }
+}
+
+// Fields the site may give about the shopper (options.user, identify(), the server's user).
+const USER: Schema = { uid: 'u?', sid: 'u?', email: 'r?', ip: 'r?', ua: 'r?', lang: 'a?' }
+
+const isString = (value: unknown): value is string => typeof value == 'string'
+
+const KINDS: Record<string, [test: (value: any) => boolean, rule: string]> = {
+  s: [(value) => isString(value) && value != '', 'a non-empty string'],
+  r: [isString, 'a string'],
+  n: [(value) => typeof value == 'number' && isFinite(value), 'a finite number'],
+  i: [(value) => Number.isInteger(value) && value >= 0, 'a non-negative integer'],
+  q: [(value) => Number.isInteger(value) && value > 0, 'a positive integer'],
+  l: [Array.isArray, 'an array of line items'],
+  // SPEC "User object": any non-empty string of at most 32 characters.
+  u: [(value) => isString(value) && value != '' && value.length <= 32, 'a string of 1 to 32 characters'],
+  a: [(value) => Array.isArray(value) && value.every(isString), 'an array of language codes']
+}
+
+// Numbers are shown as they are (NaN, 1.5, -1 explain themselves); other values only by type,
+// so no shopper data ends up in a console or an error tracker.
+const describe = (value: unknown) => (typeof value == 'number' ? String(value) : Array.isArray(value) ? 'array' : typeof value)
+
+/**
+ * Checks `input` against a schema and returns a copy of the fields it defines, or throws a
+ * FeedbackError naming the event, the field (after `path`) and the rule.
+ */
+export function check(event: string, schema: Schema, input: any, path: string): Record<string, unknown> {
+  if (!input || typeof input != 'object' || Array.isArray(input)) {
+    throw feedbackError(event, path ? path.slice(0, -1) : 'properties', 'must be an object, got ' + describe(input))
+  }
+  // Only the fields SPEC defines are copied: the caller may reuse or change its object after
+  // the call, and the queued event must stay as it was when tracked.
+  const properties: Record<string, unknown> = {}
+  // Own keys: a page that adds an enumerable property to Object.prototype must not add a field.
+  for (const field of Object.keys(schema)) {
+    const kind = schema[field]
+    const value = input[field]
+    const name = path + field
+    if (value == null) {
+      if (kind[1] != '?') throw feedbackError(event, name, 'is required')
+      continue
+    }
+    const [test, rule] = KINDS[kind[0]]
+    if (!test(value)) throw feedbackError(event, name, 'must be ' + rule + ', got ' + describe(value))
+    properties[field] =
+      kind[0] == 'l' ? (value as unknown[]).map((item, index) => check(event, LINE_ITEM, item, name + '[' + index + '].')) : value
+  }
+  return properties
+}
+
+/** Returns a clean copy of the properties, or throws a FeedbackError naming event, field and rule. */
+export function validate(event: unknown, properties: unknown): Record<string, unknown> {
+  if (!isString(event) || !Object.hasOwn(EVENTS, event)) {
+    throw feedbackError(
+      isString(event) ? event : undefined,
+      'event',
+      'must be one of ' + Object.keys(EVENTS).join(', ') + ', got ' + (isString(event) ? 'an unknown name' : describe(event))
+    )
+  }
+  return check(event, EVENTS[event as EventName], properties, '')
+}
+
+/** Checks the identity fields a site gives against SPEC "User object"; returns those given. */
+export const checkUser = (event: string, user: unknown): Partial<User> => check(event, USER, user, 'user.')

@@ -1,0 +1,255 @@
+// @vitest-environment node
+import { execFileSync } from 'node:child_process'
+import { describe, expect, it } from 'vitest'
+import { identityCookie } from '../../src/server'
+
+describe('identityCookie (discovery-feedback/server)', () => {
+  it('renews the uid the browser already has, for 400 days, SameSite=Lax, Secure, readable by the page', () => {
+    const { uid, setCookie } = identityCookie('theme=dark; df_uid=V1StGXR8_Z5jdHi6B-myT; df_sid=abc')
+    expect(uid).toBe('V1StGXR8_Z5jdHi6B-myT')
+    expect(setCookie).toBe('df_uid=V1StGXR8_Z5jdHi6B-myT; Path=/; Max-Age=34560000; SameSite=Lax; Secure')
+    expect(setCookie).not.toMatch(/HttpOnly/i)
+  })
+
+  it.each([undefined, '', 'df_uid=', 'df_uid=' + 'x'.repeat(33), 'df_uid=a%20b', 'df_uid=%E0%A4%A', 42, {}, ['df_uid=abc']])('makes a new uid for %o', (header) => {
+    const { uid, setCookie } = identityCookie(header)
+    expect(uid).toMatch(/^[\w-]{21}$/)
+    expect(setCookie.startsWith('df_uid=' + uid + ';')).toBe(true)
+  })
+
+  it('takes a domain, a shorter life and plain http for development', () => {
+    expect(identityCookie('df_uid=abc', { domain: 'shop.example', days: 30, secure: false }).setCookie).toBe(
+      'df_uid=abc; Path=/; Max-Age=2592000; SameSite=Lax; Domain=shop.example'
+    )
+    expect(identityCookie('df_uid=abc', { days: 1000 }).setCookie).toContain('Max-Age=34560000')
+  })
+
+  it('loads in plain Node by its export name', () => {
+    const out = execFileSync(
+      process.execPath,
+      ['--input-type=module', '-e', "import { identityCookie } from 'discovery-feedback/server'; console.log(identityCookie('df_uid=abc').uid)"],
+      { encoding: 'utf8' }
+    )
+    expect(out.trim()).toBe('abc')
+    const cjs = execFileSync(process.execPath, ['-e', "console.log(require('discovery-feedback/server').identityCookie('df_uid=abc').uid)"], {
+      encoding: 'utf8'
+    })
+    expect(cjs.trim()).toBe('abc')
+  })
+})
+
+describe('createServerTracker (discovery-feedback/server)', () => {
+  const shopper = { uid: 'V1StGXR8_Z5jdHi6B-myT', sid: 'Uakgb_J5m9g-0JDMbcJqL', ip: '203.0.113.9', ua: 'Mozilla/5.0 (iPhone)' }
+  const order = {
+    order_id: 'o-1',
+    currency: 'EUR',
+    revenue: 19.9,
+    line_items: [{ item_id: '42', variant_item_id: '421', unit_price: 19.9, quantity: 1 }]
+  }
+
+  async function collector(statuses: number[]) {
+    const { createServer } = await import('node:http')
+    const bodies: { url: string; events: any[] }[] = []
+    const server = createServer((request, response) => {
+      let body = ''
+      request.on('data', (chunk) => (body += chunk))
+      request.on('end', () => {
+        const status = statuses.shift() ?? 200
+        if (status == 200) bodies.push({ url: request.url!, events: JSON.parse(body) })
+        response.writeHead(status, status == 503 ? { 'retry-after': '0.05' } : {}).end('{}')
+      })
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    return { url: `http://127.0.0.1:${(server.address() as any).port}/v3/feedback`, bodies, close: () => server.close() }
+  }
+
+  it('sends a purchase from a webhook with the shopper\'s ip and ua, batched, retrying a 503', async () => {
+    const { createServerTracker } = await import('../../src/server')
+    const target = await collector([503])
+    const tracker = createServerTracker({ key: 'KEY', endpoint: target.url })
+    tracker.track('purchase', order, shopper)
+    tracker.track('update-cart', { line_items: [] }, shopper)
+    await tracker.flush()
+    target.close()
+    expect(target.bodies).toHaveLength(1)
+    expect(target.bodies[0].url).toMatch(/\?t_sent=\d+$/)
+    expect(target.bodies[0].events.map((event) => [event.event, event.user])).toEqual([
+      ['purchase', shopper],
+      ['update-cart', shopper]
+    ])
+    expect(target.bodies[0].events[0]).toMatchObject({ key: 'KEY', properties: order, event_id: expect.any(String) })
+  })
+
+  it.each([
+    [{ ...shopper, uid: undefined }, 'discovery-feedback: purchase: user.uid is required on the server'],
+    [{ ...shopper, sid: undefined }, 'discovery-feedback: purchase: user.sid is required on the server'],
+    [{ ...shopper, sid: '' }, 'discovery-feedback: purchase: user.sid must be a string of 1 to 32 characters'],
+    [{ ...shopper, ip: undefined }, 'discovery-feedback: purchase: user.ip is required on the server'],
+    [{ ...shopper, uid: 'x'.repeat(40) }, 'discovery-feedback: purchase: user.uid must be a string of 1 to 32 characters']
+  ])('says clearly what is missing: %o', async (user, message) => {
+    const { createServerTracker } = await import('../../src/server')
+    const tracker = createServerTracker({ key: 'KEY', endpoint: 'http://127.0.0.1:9/' })
+    expect(() => tracker.track('purchase', order, user as never)).toThrow(message)
+  })
+
+  it('applies the browser\'s rules to properties', async () => {
+    const { createServerTracker } = await import('../../src/server')
+    const tracker = createServerTracker({ key: 'KEY', endpoint: 'http://127.0.0.1:9/' })
+    expect(() => tracker.track('purchase', { ...order, revenue: '19.90' } as never, shopper)).toThrow(
+      'discovery-feedback: purchase: revenue must be a finite number, got string'
+    )
+  })
+
+  it('gives up a batch the collector refuses, and reports it', async () => {
+    const { createServerTracker } = await import('../../src/server')
+    const target = await collector([400])
+    const errors: string[] = []
+    const tracker = createServerTracker({ key: 'KEY', endpoint: target.url, onError: (error) => errors.push(error.message) })
+    tracker.track('purchase', order, shopper)
+    await tracker.close()
+    target.close()
+    expect(errors).toEqual(['discovery-feedback: 1 event dropped: the collector answered 400'])
+    expect(tracker.stats()).toEqual({ queued: 0, sent: 0, retried: 0, dropped: { invalid: 0, too_large: 0, rejected: 1, overflow: 0, undelivered: 0 } })
+  })
+})
+
+describe('createServerTracker when the collector struggles (real HTTP)', () => {
+  const shopper = { uid: 'u-1', sid: 's-1', ip: '203.0.113.9', ua: 'Mozilla/5.0' }
+  const click = (n: number) => ({ item_id: 'item-' + n, variant_item_id: 'v-' + n })
+  type Answer = [status: number, headers?: Record<string, string>] | 'hang'
+
+  /** A collector that answers after `latency` ms with what `answer` says, and counts what it sees. */
+  async function collector(answer: (index: number) => Answer, latency = 0) {
+    const { createServer } = await import('node:http')
+    const stored: string[] = []
+    const starts: number[] = []
+    let inFlight = 0
+    let maxInFlight = 0
+    const server = createServer((request, response) => {
+      const index = starts.push(Date.now()) - 1
+      inFlight++
+      maxInFlight = Math.max(maxInFlight, inFlight)
+      let body = ''
+      request.on('data', (chunk) => (body += chunk))
+      request.on('close', () => inFlight--)
+      request.on('end', () => {
+        const what = answer(index)
+        if (what == 'hang') return
+        setTimeout(() => {
+          if (what[0] == 200) stored.push(...JSON.parse(body).map((event: any) => event.properties.item_id))
+          response.writeHead(what[0], what[1]).end()
+        }, latency)
+      })
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    return {
+      url: `http://127.0.0.1:${(server.address() as any).port}/v3/feedback`,
+      stored,
+      starts,
+      maxInFlight: () => maxInFlight,
+      close: () => {
+        server.closeAllConnections()
+        server.close()
+      }
+    }
+  }
+
+  it('healthy but slow (50 ms): 20,000 events in few, full requests, at most 4 in flight, each event once', async () => {
+    const { createServerTracker } = await import('../../src/server')
+    const target = await collector(() => [200], 50)
+    const tracker = createServerTracker({ key: 'KEY', endpoint: target.url })
+    for (let n = 0; n < 20000; n++) tracker.track('click-item', click(n), shopper)
+    await tracker.close()
+    target.close()
+    expect(target.maxInFlight()).toBeLessThanOrEqual(4)
+    // About 60 KiB each: events that waited for a free slot went together.
+    expect(target.starts.length).toBeLessThanOrEqual(150)
+    expect(target.stored).toHaveLength(20000)
+    expect(new Set(target.stored).size).toBe(20000)
+    expect(tracker.stats()).toMatchObject({ queued: 0, sent: 20000, retried: 0 })
+  })
+
+  it('503 with Retry-After: one backoff for the whole sender, a handful of requests per step, nothing lost once it recovers', async () => {
+    const { createServerTracker } = await import('../../src/server')
+    const started = Date.now()
+    // Overloaded for the first 1.5 s, asking for 0.5 s each time; then healthy.
+    const target = await collector(() => (Date.now() - started < 1500 ? [503, { 'retry-after': '0.5' }] : [200]), 20)
+    const tracker = createServerTracker({ key: 'KEY', endpoint: target.url })
+    for (let n = 0; n < 5000; n++) tracker.track('click-item', click(n), shopper)
+    await tracker.flush({ timeout: 10000 })
+    target.close()
+    const during = target.starts.filter((at) => at - started < 1500)
+    // Steps at about 0, 0.5, 1.0 s (and perhaps 1.5): at most 4 requests each.
+    expect(during.length).toBeGreaterThan(0)
+    expect(during.length).toBeLessThanOrEqual(16)
+    for (const [at, next] of during.slice(0, -1).map((at, i) => [at, during[i + 1]])) expect(next - at < 100 || next - at >= 450).toBe(true)
+    expect(new Set(target.stored).size).toBe(5000)
+    expect(target.stored).toHaveLength(5000)
+    expect(tracker.stats()).toMatchObject({ queued: 0, sent: 5000, dropped: { undelivered: 0 } })
+  })
+
+  it('503 without Retry-After: exponential backoff with jitter from one second', async () => {
+    const { createServerTracker } = await import('../../src/server')
+    const target = await collector((index) => (index < 4 ? [503] : [200]))
+    const tracker = createServerTracker({ key: 'KEY', endpoint: target.url })
+    for (let n = 0; n < 1000; n++) tracker.track('click-item', click(n), shopper)
+    await tracker.flush()
+    target.close()
+    const [first] = target.starts
+    const retries = target.starts.filter((at) => at - first > 100)
+    // The first step (up to 4 requests) failed; the next came between 0.5 and 1 s later.
+    expect(target.starts.length - retries.length).toBeLessThanOrEqual(4)
+    expect(retries[0]! - first).toBeGreaterThanOrEqual(490)
+    expect(retries[0]! - first).toBeLessThan(1200)
+    expect(new Set(target.stored).size).toBe(1000)
+  })
+
+  it('a collector that never answers: requests time out, close() resolves by its timeout and reports what it gave up', async () => {
+    const { createServerTracker } = await import('../../src/server')
+    const target = await collector(() => 'hang')
+    const errors: string[] = []
+    const tracker = createServerTracker({ key: 'KEY', endpoint: target.url, requestTimeout: 200, onError: (error) => errors.push(error.message) })
+    for (let n = 0; n < 300; n++) tracker.track('click-item', click(n), shopper)
+    const flushed = Date.now()
+    await tracker.flush({ timeout: 300 })
+    expect(Date.now() - flushed).toBeLessThan(1000)
+    expect(tracker.stats().queued).toBe(300) // flush gives nothing up
+    const closing = Date.now()
+    await tracker.close({ timeout: 500 })
+    expect(Date.now() - closing).toBeLessThan(1500)
+    target.close()
+    expect(tracker.stats()).toMatchObject({ queued: 0, sent: 0, dropped: { undelivered: 300 } })
+    expect(errors.at(-1)).toBe('discovery-feedback: 300 events dropped: close() ran out of time after 500 ms')
+    expect(() => tracker.track('click-item', click(1), shopper)).toThrow('discovery-feedback: click-item: was tracked after close()')
+  })
+
+  it('bounded memory: beyond maxQueuedEvents the oldest are dropped, counted and reported once per burst', async () => {
+    const { createServerTracker } = await import('../../src/server')
+    const target = await collector(() => [503, { 'retry-after': '60' }])
+    const errors: string[] = []
+    const tracker = createServerTracker({ key: 'KEY', endpoint: target.url, maxQueuedEvents: 1000, onError: (error) => errors.push(error.message) })
+    for (let n = 0; n < 50000; n++) tracker.track('click-item', click(n), shopper)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    const { queued, dropped } = tracker.stats()
+    // At most the bound waits, plus what the first requests carried before the 503s.
+    expect(queued).toBeLessThanOrEqual(1000 + 4 * 250)
+    expect(dropped.overflow + queued).toBe(50000)
+    expect(errors.filter((message) => message.includes('waited for the collector')).length).toBeLessThanOrEqual(2)
+    await tracker.close({ timeout: 100 })
+    target.close()
+  })
+
+  it('gives an event up after maxAttempts failed tries and reports it', async () => {
+    const { createServerTracker } = await import('../../src/server')
+    const target = await collector(() => [503, { 'retry-after': '0' }])
+    const errors: string[] = []
+    const tracker = createServerTracker({ key: 'KEY', endpoint: target.url, maxAttempts: 3, onError: (error) => errors.push(error.message) })
+    tracker.track('click-item', click(1), shopper)
+    await tracker.flush()
+    target.close()
+    expect(target.starts).toHaveLength(3)
+    expect(errors).toEqual(['discovery-feedback: 1 event dropped: the collector answered 503 3 times'])
+    expect(tracker.stats()).toMatchObject({ queued: 0, retried: 2, dropped: { undelivered: 1 } })
+  })
+})
+
