@@ -11,8 +11,9 @@ const isObject = (value: unknown): value is Body => !!value && typeof value == '
 const ipText = (user: Body) => (user.ip == null ? user : { ...user, ip: String(user.ip) })
 
 /*
- * Payload fields: the test, the rule it states, and what the route is sent. offset and limit
+ * Payload fields: the test and the rule it states, and what the route is sent. offset and limit
  * are text in SPEC's store listing and int32 on the routes: either comes in, a number goes out.
+ * A user is sent with a numeric ip as text, whichever way it came (see ipText).
  */
 const FIELDS: Record<string, [test: (value: any) => boolean, rule: string, convert?: (value: any) => unknown]> = {
   offset: [count, 'a non-negative integer (up to 9 digits) or its text', Number],
@@ -20,47 +21,39 @@ const FIELDS: Record<string, [test: (value: any) => boolean, rule: string, conve
   item_id: [id, 'a non-empty string or an integer', String],
   item_ids: [(value) => Array.isArray(value) && value.length > 0 && value.every(id), 'a non-empty array of strings or integers', (ids) => ids.map(String)],
   slot: [(value) => typeof value == 'string' && value != '', 'a non-empty string'],
-  user: [isObject, 'an object', ipText],
+  user: [isObject, 'an object'],
   log: [(value) => typeof value == 'boolean', 'true or false']
 }
 
 /*
- * SPEC "Client-library recommendation store events": the client method that asks each one's
- * route (SPEC "Endpoints"), its required field, which goes into the path, and its optional
- * fields; user and log go with every event. SPEC shows no route behind trending and featured:
- * they ask a slot of the slot route, named in the options (trendingSlot, featuredSlot).
+ * SPEC "Client-library recommendation store events", each with the client method that asks its
+ * route (SPEC "Endpoints"), its required field, which goes into the path (none: an empty word),
+ * and its optional fields; user and log go with every event. SPEC shows no route behind
+ * trending and featured: they ask a slot of the slot route, named in the options
+ * (trendingSlot, featuredSlot). request and setRequestBody are the store's own.
  * Literal strings only, so that a bundler drops the table when only createClient is imported.
  */
-const EVENTS: Record<string, [method: keyof DiscoveryClient, required: string, optional: string]> = {
-  newest: ['newest', '', 'offset limit'],
-  trending: ['recommend', '', 'offset limit'],
-  latest: ['latestViewed', '', 'offset limit'],
-  viewed: ['viewedViewed', 'item_id', 'offset limit'],
-  bought: ['viewedBought', 'item_id', 'offset limit'],
-  frequentlyPurchased: ['boughtBought', 'item_ids', 'offset limit'],
-  predefined: ['recommend', 'slot', 'item_id item_ids offset limit'],
-  featured: ['recommend', '', '']
+const EVENTS: Record<string, string> = {
+  request: '',
+  setRequestBody: '',
+  newest: 'newest  offset limit',
+  trending: 'recommend  offset limit',
+  latest: 'latestViewed  offset limit',
+  viewed: 'viewedViewed item_id offset limit',
+  bought: 'viewedBought item_id offset limit',
+  frequentlyPurchased: 'boughtBought item_ids offset limit',
+  predefined: 'recommend slot item_id item_ids offset limit',
+  featured: 'recommend '
 }
 
 const refuse = (event: string, field: string, rule: string) => discoveryError('invalid', event, rule, undefined, field)
 
-/** A field as the route takes it, or undefined when it is absent; one that breaks its rule refuses the event. */
-function field(name: string, field: string, value: unknown) {
-  if (value == null || !Object.hasOwn(FIELDS, field)) return value ?? undefined
-  const [test, rule, convert] = FIELDS[field]
-  if (!test(value)) throw refuse(name, field, 'must be ' + rule)
+/** A present field as the route takes it; one that breaks its rule refuses the event. */
+function field(event: string, key: string, value: unknown) {
+  if (!Object.hasOwn(FIELDS, key)) return value
+  const [test, rule, convert] = FIELDS[key]
+  if (!test(value)) throw refuse(event, key, 'must be ' + rule)
   return convert ? convert(value) : value
-}
-
-/** The payload as the route takes it. */
-function check(name: string, payload: Body): Body {
-  const [, required, optional] = EVENTS[name]
-  const fields = (required + ' ' + optional + ' user log').split(' ').filter(Boolean)
-  const body: Body = {}
-  for (const key of Object.keys(payload)) if (!fields.includes(key)) throw refuse(name, key, 'is not one of ' + fields.join(', '))
-  if (required && payload[required] == null) throw refuse(name, required, 'is required')
-  for (const key of fields) if (payload[key] != null) body[key] = field(name, key, payload[key])
-  return body
 }
 
 /**
@@ -89,25 +82,22 @@ export function createRecommendations(client: DiscoveryClient, options: Recommen
   const fail = (error: DiscoveryError) => {
     set({ status: 'error', error })
     try {
-      if (options.onError) options.onError(error)
+      options.onError?.(error)
     } catch {}
   }
 
-  function run(asked: unknown, payload: unknown) {
-    let name = asked as string
-    if (name != 'request' && name != 'setRequestBody' && !Object.hasOwn(EVENTS, name)) {
-      throw refuse(typeof name == 'string' ? name : 'emit', 'name', 'must be one of request, setRequestBody, ' + Object.keys(EVENTS).join(', '))
-    }
-    if (payload != null && !isObject(payload)) throw refuse(name, 'payload', 'must be an object')
+  function run(name: any, payload: any) {
+    if (!Object.hasOwn(EVENTS, name)) throw refuse(typeof name == 'string' ? name : 'emit', 'name', 'must be one of ' + Object.keys(EVENTS).join(', '))
     let fields: Body = { ...payload }
+    if ((payload != null && !isObject(payload)) || (name == 'setRequestBody' && !isObject(fields.payload))) throw refuse(name, 'payload', 'must be an object')
     if (name == 'setRequestBody') {
-      if (!isObject(fields.payload)) throw refuse(name, 'payload', 'must be an object')
-      // The same rules as in an event's payload for the fields they share; null removes a field.
+      // The same rules as in an event's payload for the fields they share; null removes a
+      // field. All or nothing: a field that breaks its rule leaves the body as it was.
       const next = { ...requestBody }
       for (const key of Object.keys(fields.payload)) {
-        const value = field(name, key, fields.payload[key])
-        if (value === undefined) delete next[key]
-        else next[key] = value
+        const value = fields.payload[key]
+        if (value == null) delete next[key]
+        else next[key] = field(name, key, value)
       }
       requestBody = next
       return
@@ -119,27 +109,28 @@ export function createRecommendations(client: DiscoveryClient, options: Recommen
       if (!name) throw refuse('request', 'slot', 'is required before anything else was asked')
       if (last && last.name == name) fields = { ...last.payload, ...fields }
     }
-    const body = { ...requestBody, ...check(name, fields) }
-    const user = body.user || options.user
-    if (user) body.user = ipText(user)
-    else delete body.user
+    const [method, required, ...optional] = EVENTS[name].split(' ')
+    const names = [required, ...optional, 'user', 'log'].filter(Boolean)
+    for (const key of Object.keys(fields)) if (!names.includes(key)) throw refuse(name, key, 'is not one of ' + names.join(', '))
+    if (required && fields[required] == null) throw refuse(name, required, 'is required')
+    const body = { ...requestBody }
+    for (const key of names) if (fields[key] != null) body[key] = field(name, key, fields[key])
     // The required field goes into the path; trending and featured ask their slot.
-    const [method, path] = EVENTS[name]
-    const { [path]: inPath, ...rest } = body
-    const args = path ? [inPath, rest] : method == 'recommend' ? [(options as Body)[name + 'Slot'] || name, rest] : [rest]
-    if (current) current.abort()
+    const { [required]: inPath = (options as Body)[name + 'Slot'] || name, user = options.user, ...rest } = body
+    if (user) rest.user = ipText(user)
+    current?.abort()
     const mine = (current = new AbortController())
     set({ status: 'loading', error: undefined, request: { name, payload: fields } as RecommendationEvent })
     let answer: Promise<RecommendResponse>
     try {
-      answer = (client[method] as Function)(...args, { signal: mine.signal })
+      answer = (client[method as keyof DiscoveryClient] as Function)(...(required || method == 'recommend' ? [inPath] : []), rest, { signal: mine.signal })
     } catch (error) {
       // Thrown before anything was sent: a value the request body cannot hold, such as a cycle.
-      answer = Promise.reject(discoveryError('invalid', name, 'could not be sent: ' + error, undefined, 'payload'))
+      throw refuse(name, 'payload', 'could not be sent: ' + error)
     }
     answer.then(
       // An answer without SPEC's items (null, an object) shows as an empty shelf, never a crash.
-      (json) => mine == current && set({ status: 'ready', items: json && Array.isArray(json.items) ? json.items : [], meta: json ? json.meta : undefined, error: undefined }),
+      (json) => mine == current && set({ status: 'ready', items: Array.isArray(json?.items) ? json.items : [], meta: json?.meta }),
       (error: DiscoveryError) => mine == current && fail(error)
     )
   }
@@ -154,7 +145,7 @@ export function createRecommendations(client: DiscoveryClient, options: Recommen
         const refused: DiscoveryError = error && error.kind == 'invalid' ? error : refuse('emit', 'payload', 'could not be read')
         console.error(refused.message)
         // A refused event supersedes the request in flight as a sent one would.
-        if (current) current.abort()
+        current?.abort()
         current = undefined
         fail(refused)
       }
@@ -162,9 +153,7 @@ export function createRecommendations(client: DiscoveryClient, options: Recommen
     },
     subscribe(listener) {
       listeners.add(listener)
-      return () => {
-        listeners.delete(listener)
-      }
+      return () => void listeners.delete(listener)
     },
     getState: () => state
   }
