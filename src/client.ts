@@ -75,23 +75,26 @@ export function createClient(options: ClientOptions): DiscoveryClient {
 
   function request(route: string, body: Record<string, unknown>, { signal }: RequestOptions = {}): Promise<unknown> {
     const fail = (kind: DiscoveryError['kind'], message: string, status?: number) => discoveryError(kind, route, message, status)
+    const now = Date.now()
     const payload: Record<string, unknown> = {
       user: tracker()?.user || options.user,
       // SPEC declares t_client as a string on content search only.
-      t_client: route == '/v3/search/content' ? String(Date.now()) : Date.now(),
+      t_client: route == '/v3/search/content' ? '' + now : now,
       ...body
     }
     // One controller per request: concurrent requests never cancel each other.
     const controller = new AbortController()
+    const own = controller.signal
     let cleanup = () => {}
     // The answer's JSON, with the HTTP status of an answer that is not ok.
     let answer: Promise<[json: any, status?: number]>
     if (options.jsonp) {
       // GET with a callback, for services reached by a script element (SPEC "General rules" 3).
       // A script element sends no headers: the key goes in the query, every field as JSON.
+      const name = '__discoveryFeedback' + ++jsonpCount
       const query = new URLSearchParams({ key })
       for (const field of Object.keys(payload)) if (payload[field] !== undefined) query.set(field, encode(payload[field]))
-      const name = '__discoveryFeedback' + ++jsonpCount
+      query.set('callback', name)
       const script = document.createElement('script')
       cleanup = () => {
         delete (window as any)[name]
@@ -100,8 +103,8 @@ export function createClient(options: ClientOptions): DiscoveryClient {
       answer = new Promise((resolve, reject) => {
         ;(window as any)[name] = (json: unknown) => resolve([json])
         script.onerror = () => reject(fail('network', 'the script did not load'))
-        controller.signal.onabort = () => reject(controller.signal.reason)
-        script.src = base + route + '?' + query + '&callback=' + name
+        own.onabort = () => reject(own.reason)
+        script.src = base + route + '?' + query
         document.head.append(script)
       })
     } else {
@@ -109,7 +112,7 @@ export function createClient(options: ClientOptions): DiscoveryClient {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'x-key': key },
         body: encode(payload),
-        signal: controller.signal
+        signal: own
       }).then((response) =>
         response.json().then(
           (json) => [json, response.ok ? undefined : response.status],
@@ -124,12 +127,12 @@ export function createClient(options: ClientOptions): DiscoveryClient {
     if (signal) signal.aborted ? onAbort() : signal.addEventListener('abort', onAbort)
     return answer
       .then(([json, status]) => {
-        if (json && json.error) throw fail('api', String(json.error.message), status)
+        if (json?.error) throw fail('api', String(json.error.message), status)
         if (status) throw fail('http', 'the service answered', status)
-        const meta: Meta | undefined = json && json.meta
+        const meta: Meta | undefined = json?.meta
         // Linked again here: a script-tag tracker may have loaded while the request ran.
         tracker()
-        if (meta && typeof meta.rid == 'string') {
+        if (typeof meta?.rid == 'string') {
           remember(
             meta.rid,
             (json.items || []).map((item: { id: unknown }) => String(item.id)),
@@ -139,11 +142,11 @@ export function createClient(options: ClientOptions): DiscoveryClient {
         return json
       })
       .catch((error) => {
-        throw error && error.name == 'DiscoveryError' ? error : controller.signal.aborted ? controller.signal.reason : fail('network', String(error && error.message))
+        throw error?.name == 'DiscoveryError' ? error : own.aborted ? own.reason : fail('network', String(error?.message))
       })
       .finally(() => {
         clearTimeout(timer)
-        if (signal) signal.removeEventListener('abort', onAbort)
+        signal?.removeEventListener('abort', onAbort)
         cleanup()
       })
   }

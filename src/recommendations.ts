@@ -2,22 +2,18 @@ import { discoveryError } from './error'
 import type { DiscoveryClient, DiscoveryError, RecommendationEvent, RecommendationOptions, RecommendationState, RecommendationStore, RecommendResponse } from './types'
 
 type Body = Record<string, any>
+type Rule = [test: (value: any) => boolean, rule: string, convert?: (value: any) => unknown]
 
-// Up to nine digits: within the routes' int32, written as a number or as text.
-const count = (value: unknown) => (typeof value == 'number' || typeof value == 'string') && /^\d{1,9}$/.test(String(value))
 const id = (value: unknown) => (typeof value == 'string' && value != '') || Number.isSafeInteger(value)
 const isObject = (value: unknown): value is Body => !!value && typeof value == 'object' && !Array.isArray(value)
-// SPEC's store listing types ip as a number, every other listing as a string: the routes get text.
-const ipText = (user: Body) => (user.ip == null ? user : { ...user, ip: String(user.ip) })
+// Up to nine digits: within the routes' int32. offset and limit are text in SPEC's store listing
+// and int32 on the routes: either comes in, a number goes out.
+const COUNT: Rule = [(value) => (typeof value == 'number' || typeof value == 'string') && /^\d{1,9}$/.test(String(value)), 'a non-negative integer (up to 9 digits) or its text', Number]
 
-/*
- * Payload fields: the test and the rule it states, and what the route is sent. offset and limit
- * are text in SPEC's store listing and int32 on the routes: either comes in, a number goes out.
- * A user is sent with a numeric ip as text, whichever way it came (see ipText).
- */
-const FIELDS: Record<string, [test: (value: any) => boolean, rule: string, convert?: (value: any) => unknown]> = {
-  offset: [count, 'a non-negative integer (up to 9 digits) or its text', Number],
-  limit: [count, 'a non-negative integer (up to 9 digits) or its text', Number],
+/* Payload fields: the test, the rule it states, and what the route is sent. */
+const FIELDS: Record<string, Rule> = {
+  offset: COUNT,
+  limit: COUNT,
   item_id: [id, 'a non-empty string or an integer', String],
   item_ids: [(value) => Array.isArray(value) && value.length > 0 && value.every(id), 'a non-empty array of strings or integers', (ids) => ids.map(String)],
   slot: [(value) => typeof value == 'string' && value != '', 'a non-empty string'],
@@ -48,12 +44,22 @@ const EVENTS: Record<string, string> = {
 
 const refuse = (event: string, field: string, rule: string) => discoveryError('invalid', event, rule, undefined, field)
 
-/** A present field as the route takes it; one that breaks its rule refuses the event. */
-function field(event: string, key: string, value: unknown) {
-  if (!Object.hasOwn(FIELDS, key)) return value
-  const [test, rule, convert] = FIELDS[key]
-  if (!test(value)) throw refuse(event, key, 'must be ' + rule)
-  return convert ? convert(value) : value
+/**
+ * The fields of a payload merged into a request body, each as the route takes it; one that
+ * breaks its rule refuses the event. An event's payload may hold only its own fields, and
+ * leaves out the null ones; setRequestBody takes any field, and null removes it.
+ */
+function merge(event: string, body: Body, payload: Body, names?: string[]) {
+  for (const key of Object.keys(payload)) {
+    if (names && !names.includes(key)) throw refuse(event, key, 'is not one of ' + names.join(', '))
+    const value = payload[key]
+    const [test, rule, convert] = Object.hasOwn(FIELDS, key) ? FIELDS[key] : [() => true]
+    if (value == null) {
+      if (!names) delete body[key]
+    } else if (!test(value)) throw refuse(event, key, 'must be ' + rule)
+    else body[key] = convert ? convert(value) : value
+  }
+  return body
 }
 
 /**
@@ -91,15 +97,8 @@ export function createRecommendations(client: DiscoveryClient, options: Recommen
     let fields: Body = { ...payload }
     if ((payload != null && !isObject(payload)) || (name == 'setRequestBody' && !isObject(fields.payload))) throw refuse(name, 'payload', 'must be an object')
     if (name == 'setRequestBody') {
-      // The same rules as in an event's payload for the fields they share; null removes a
-      // field. All or nothing: a field that breaks its rule leaves the body as it was.
-      const next = { ...requestBody }
-      for (const key of Object.keys(fields.payload)) {
-        const value = fields.payload[key]
-        if (value == null) delete next[key]
-        else next[key] = field(name, key, value)
-      }
-      requestBody = next
+      // The same rules as in an event's payload; all or nothing, on a copy.
+      requestBody = merge(name, { ...requestBody }, fields.payload)
       return
     }
     if (name == 'request') {
@@ -109,21 +108,19 @@ export function createRecommendations(client: DiscoveryClient, options: Recommen
       if (!name) throw refuse('request', 'slot', 'is required before anything else was asked')
       if (last && last.name == name) fields = { ...last.payload, ...fields }
     }
-    const [method, required, ...optional] = EVENTS[name].split(' ')
-    const names = [required, ...optional, 'user', 'log'].filter(Boolean)
-    for (const key of Object.keys(fields)) if (!names.includes(key)) throw refuse(name, key, 'is not one of ' + names.join(', '))
+    const [method, required, ...optional] = (EVENTS[name] + ' user log').split(' ')
     if (required && fields[required] == null) throw refuse(name, required, 'is required')
-    const body = { ...requestBody }
-    for (const key of names) if (fields[key] != null) body[key] = field(name, key, fields[key])
-    // The required field goes into the path; trending and featured ask their slot.
-    const { [required]: inPath = (options as Body)[name + 'Slot'] || name, user = options.user, ...rest } = body
-    if (user) rest.user = ipText(user)
+    // The required field goes into the path; trending and featured ask their slot. A user is
+    // sent with a numeric ip as text: SPEC's store listing types ip as a number, every other
+    // listing as a string.
+    const { [required]: inPath = (options as Body)[name + 'Slot'] || name, user = options.user, ...body } = merge(name, { ...requestBody }, fields, [required, ...optional].filter(Boolean))
+    if (user) body.user = user.ip == null ? user : { ...user, ip: String(user.ip) }
     current?.abort()
     const mine = (current = new AbortController())
     set({ status: 'loading', error: undefined, request: { name, payload: fields } as RecommendationEvent })
     let answer: Promise<RecommendResponse>
     try {
-      answer = (client[method as keyof DiscoveryClient] as Function)(...(required || method == 'recommend' ? [inPath] : []), rest, { signal: mine.signal })
+      answer = (client[method as keyof DiscoveryClient] as Function)(...(required || method == 'recommend' ? [inPath] : []), body, { signal: mine.signal })
     } catch (error) {
       // Thrown before anything was sent: a value the request body cannot hold, such as a cycle.
       throw refuse(name, 'payload', 'could not be sent: ' + error)
@@ -142,7 +139,7 @@ export function createRecommendations(client: DiscoveryClient, options: Recommen
         if (isObject(name)) ({ name, payload } = name)
         run(name, payload)
       } catch (error: any) {
-        const refused: DiscoveryError = error && error.kind == 'invalid' ? error : refuse('emit', 'payload', 'could not be read')
+        const refused: DiscoveryError = error?.kind == 'invalid' ? error : refuse('emit', 'payload', 'could not be read')
         console.error(refused.message)
         // A refused event supersedes the request in flight as a sent one would.
         current?.abort()
