@@ -16,7 +16,7 @@ const linked = new WeakSet<Tracker>()
 function fillRid(event: string, properties: any) {
   try {
     const kind = Object.hasOwn(LINKED, event) && LINKED[event]
-    const rid = kind && properties && typeof properties == 'object' && properties.rid == null && ridFor(kind, kind == 'item' ? properties.item_id : properties.suggestion)
+    const rid = kind && properties && typeof properties == 'object' && properties.rid == null && ridFor(kind, properties[kind == 'item' ? 'item_id' : kind])
     return rid ? { ...properties, rid } : properties
   } catch {
     // Properties that throw when read: the tracker's rules read them again and report it.

@@ -92,52 +92,47 @@ export function createRecommendations(client: DiscoveryClient, options: Recommen
     } catch {}
   }
 
-  function run(name: any, payload: any) {
-    if (!Object.hasOwn(EVENTS, name)) throw refuse(typeof name == 'string' ? name : 'emit', 'name', 'must be one of ' + Object.keys(EVENTS).join(', '))
-    let fields: Body = { ...payload }
-    if ((payload != null && !isObject(payload)) || (name == 'setRequestBody' && !isObject(fields.payload))) throw refuse(name, 'payload', 'must be an object')
-    if (name == 'setRequestBody') {
-      // The same rules as in an event's payload; all or nothing, on a copy.
-      requestBody = merge(name, { ...requestBody }, fields.payload)
-      return
-    }
-    if (name == 'request') {
-      // Again what was last asked, with these fields; a slot asks that predefined slot.
-      const last = state.request
-      name = fields.slot != null ? 'predefined' : last ? last.name : ''
-      if (!name) throw refuse('request', 'slot', 'is required before anything else was asked')
-      if (last && last.name == name) fields = { ...last.payload, ...fields }
-    }
-    const [method, required, ...optional] = (EVENTS[name] + ' user log').split(' ')
-    if (required && fields[required] == null) throw refuse(name, required, 'is required')
-    // The required field goes into the path; trending and featured ask their slot. A user is
-    // sent with a numeric ip as text: SPEC's store listing types ip as a number, every other
-    // listing as a string.
-    const { [required]: inPath = (options as Body)[name + 'Slot'] || name, user = options.user, ...body } = merge(name, { ...requestBody }, fields, [required, ...optional].filter(Boolean))
-    if (user) body.user = user.ip == null ? user : { ...user, ip: String(user.ip) }
-    current?.abort()
-    const mine = (current = new AbortController())
-    set({ status: 'loading', error: undefined, request: { name, payload: fields } as RecommendationEvent })
-    let answer: Promise<RecommendResponse>
-    try {
-      answer = (client[method as keyof DiscoveryClient] as Function)(...(required || method == 'recommend' ? [inPath] : []), body, { signal: mine.signal })
-    } catch (error) {
-      // Thrown before anything was sent: a value the request body cannot hold, such as a cycle.
-      throw refuse(name, 'payload', 'could not be sent: ' + error)
-    }
-    answer.then(
-      // An answer without SPEC's items (null, an object) shows as an empty shelf, never a crash.
-      (json) => mine == current && set({ status: 'ready', items: Array.isArray(json?.items) ? json.items : [], meta: json?.meta }),
-      (error: DiscoveryError) => mine == current && fail(error)
-    )
-  }
-
   const store: RecommendationStore = {
     emit(name: any, payload?: any) {
       try {
         // SPEC's event object form: { name, payload }.
         if (isObject(name)) ({ name, payload } = name)
-        run(name, payload)
+        if (!Object.hasOwn(EVENTS, name)) throw refuse(typeof name == 'string' ? name : 'emit', 'name', 'must be one of ' + Object.keys(EVENTS).join(', '))
+        let fields: Body = { ...payload }
+        if ((payload != null && !isObject(payload)) || (name == 'setRequestBody' && !isObject(fields.payload))) throw refuse(name, 'payload', 'must be an object')
+        // The same rules as in an event's payload; all or nothing, on a copy.
+        if (name == 'setRequestBody') requestBody = merge(name, { ...requestBody }, fields.payload)
+        else {
+          if (name == 'request') {
+            // Again what was last asked, with these fields; a slot asks that predefined slot.
+            const last = state.request
+            name = fields.slot != null ? 'predefined' : last?.name
+            if (!name) throw refuse('request', 'slot', 'is required before anything else was asked')
+            if (last?.name == name) fields = { ...last!.payload, ...fields }
+          }
+          const [method, required, ...optional] = (EVENTS[name] + ' user log').split(' ')
+          if (required && fields[required] == null) throw refuse(name, required, 'is required')
+          // The required field goes into the path; trending and featured ask their slot. A user is
+          // sent with a numeric ip as text: SPEC's store listing types ip as a number, every other
+          // listing as a string.
+          const { [required]: inPath = (options as Body)[name + 'Slot'] || name, user = options.user, ...body } = merge(name, { ...requestBody }, fields, [required, ...optional].filter(Boolean))
+          if (user) body.user = user.ip == null ? user : { ...user, ip: String(user.ip) }
+          current?.abort()
+          const mine = (current = new AbortController())
+          set({ status: 'loading', error: undefined, request: { name, payload: fields } as RecommendationEvent })
+          let answer: Promise<RecommendResponse>
+          try {
+            answer = (client[method as keyof DiscoveryClient] as Function)(...(required || method == 'recommend' ? [inPath] : []), body, { signal: mine.signal })
+          } catch (error) {
+            // Thrown before anything was sent: a value the request body cannot hold, such as a cycle.
+            throw refuse(name, 'payload', 'could not be sent: ' + error)
+          }
+          answer.then(
+            // An answer without SPEC's items (null, an object) shows as an empty shelf, never a crash.
+            (json) => mine == current && set({ status: 'ready', items: Array.isArray(json?.items) ? json.items : [], meta: json?.meta }),
+            (error: DiscoveryError) => mine == current && fail(error)
+          )
+        }
       } catch (error: any) {
         const refused: DiscoveryError = error?.kind == 'invalid' ? error : refuse('emit', 'payload', 'could not be read')
         console.error(refused.message)
