@@ -16,10 +16,10 @@ const linked = new WeakSet<Tracker>()
 function fillRid(event: string, properties: any) {
   try {
     const kind = Object.hasOwn(LINKED, event) && LINKED[event]
-    const rid = kind && properties && typeof properties == 'object' && properties.rid == null && ridFor(kind, properties[kind == 'item' ? 'item_id' : kind])
+    const rid = kind && typeof properties == 'object' && properties.rid == null && ridFor(kind, properties[kind == 'item' ? 'item_id' : kind])
     return rid ? { ...properties, rid } : properties
   } catch {
-    // Properties that throw when read: the tracker's rules read them again and report it.
+    // null, or properties that throw when read: the tracker's rules read them again and report it.
     return properties
   }
 }
@@ -86,8 +86,7 @@ export function createClient(options: ClientOptions): DiscoveryClient {
     const controller = new AbortController()
     const own = controller.signal
     let cleanup = () => {}
-    // The answer's JSON, with the HTTP status of an answer that is not ok.
-    let answer: Promise<[json: any, status?: number]>
+    let answer: Promise<any>
     if (options.jsonp) {
       // GET with a callback, for services reached by a script element (SPEC "General rules" 3).
       // A script element sends no headers: the key goes in the query, every field as JSON.
@@ -101,7 +100,7 @@ export function createClient(options: ClientOptions): DiscoveryClient {
         script.remove()
       }
       answer = new Promise((resolve, reject) => {
-        ;(window as any)[name] = (json: unknown) => resolve([json])
+        ;(window as any)[name] = resolve
         script.onerror = () => reject(fail('network', 'the script did not load'))
         own.onabort = () => reject(own.reason)
         script.src = base + route + '?' + query
@@ -115,7 +114,7 @@ export function createClient(options: ClientOptions): DiscoveryClient {
         signal: own
       }).then((response) =>
         response.json().then(
-          (json) => [json, response.ok ? undefined : response.status],
+          (json) => (response.ok ? json : Promise.reject(json?.error ? fail('api', String(json.error.message), response.status) : fail('http', 'the service answered', response.status))),
           () => Promise.reject(fail('http', 'the answer is not JSON', response.status))
         )
       )
@@ -126,9 +125,8 @@ export function createClient(options: ClientOptions): DiscoveryClient {
     const onAbort = () => controller.abort(fail('network', 'cancelled'))
     if (signal) signal.aborted ? onAbort() : signal.addEventListener('abort', onAbort)
     return answer
-      .then(([json, status]) => {
-        if (json?.error) throw fail('api', String(json.error.message), status)
-        if (status) throw fail('http', 'the service answered', status)
+      .then((json) => {
+        if (json?.error) throw fail('api', String(json.error.message))
         const meta: Meta | undefined = json?.meta
         // Linked again here: a script-tag tracker may have loaded while the request ran.
         tracker()
