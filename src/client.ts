@@ -85,7 +85,6 @@ export function createClient(options: ClientOptions): DiscoveryClient {
     // One controller per request: concurrent requests never cancel each other.
     const controller = new AbortController()
     const own = controller.signal
-    let cleanup = () => {}
     let answer: Promise<any>
     if (options.jsonp) {
       // GET with a callback, for services reached by a script element (SPEC "General rules" 3).
@@ -95,16 +94,15 @@ export function createClient(options: ClientOptions): DiscoveryClient {
       for (const field of Object.keys(payload)) if (payload[field] !== undefined) query.set(field, encode(payload[field]))
       query.set('callback', name)
       const script = document.createElement('script')
-      cleanup = () => {
-        delete (window as any)[name]
-        script.remove()
-      }
       answer = new Promise((resolve, reject) => {
         ;(window as any)[name] = resolve
         script.onerror = () => reject(fail('network', 'the script did not load'))
         own.onabort = () => reject(own.reason)
         script.src = base + route + '?' + query
         document.head.append(script)
+      }).finally(() => {
+        delete (window as any)[name]
+        script.remove()
       })
     } else {
       answer = fetch(base + route, {
@@ -145,7 +143,6 @@ export function createClient(options: ClientOptions): DiscoveryClient {
       .finally(() => {
         clearTimeout(timer)
         signal?.removeEventListener('abort', onAbort)
-        cleanup()
       })
   }
 
