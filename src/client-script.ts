@@ -10,10 +10,7 @@ import type { ClientOptions } from './client/types'
 ;(window as any).discoveryFeedbackClient = {
   createClient: (options: ClientOptions) =>
     createClient({
-      tracker: () => {
-        const global = (window as any).discoveryFeedback
-        return global && global.tracker
-      },
+      tracker: () => (window as any).discoveryFeedback?.tracker,
       ...options
     }),
   createRecommendations

@@ -1,26 +1,26 @@
 import { discoveryError } from './shared/error'
 import { encode } from './shared/json'
 import { remember, ridFor } from './rids'
-import type { ClientOptions, DiscoveryClient, LinkedTracker, Meta, RequestOptions } from './client/types'
-import type { EventName } from './shared/types'
+import type { ClientOptions, DiscoveryClient, DiscoveryError, LinkedTracker, Meta, RequestOptions } from './client/types'
 import type { Tracker } from './browser/types'
 
-// The events whose rid links back to a response, and which of its ids shows the link.
-const LINKED: Record<string, [event: EventName, kind: 'item' | 'suggestion']> = {
-  clickItem: ['click-item', 'item'],
-  addToCart: ['add-to-cart', 'item'],
-  clickSuggestion: ['click-suggestion', 'suggestion'],
-  redirect: ['redirect', 'suggestion']
+// The events whose rid links back to a response, and which of its ids shows the link. The
+// tracker's method for each is its name in camelCase.
+const LINKED: Record<string, 'item' | 'suggestion'> = {
+  'click-item': 'item',
+  'add-to-cart': 'item',
+  'click-suggestion': 'suggestion',
+  redirect: 'suggestion'
 }
 const linked = new WeakSet<Tracker>()
 
-function fillRid(kind: 'item' | 'suggestion', properties: any) {
+function fillRid(event: string, properties: any) {
   try {
-    if (!properties || typeof properties != 'object' || properties.rid != null) return properties
-    const rid = ridFor(kind, kind == 'item' ? properties.item_id : properties.suggestion)
+    const kind = Object.hasOwn(LINKED, event) && LINKED[event]
+    const rid = kind && typeof properties == 'object' && properties.rid == null && ridFor(kind, properties[kind == 'item' ? 'item_id' : kind])
     return rid ? { ...properties, rid } : properties
   } catch {
-    // Properties that throw when read: the tracker's rules read them again and report it.
+    // null, or properties that throw when read: the tracker's rules read them again and report it.
     return properties
   }
 }
@@ -34,46 +34,32 @@ function link(tracker: Tracker) {
   if (linked.has(tracker)) return
   linked.add(tracker)
   const methods = tracker as any
-  for (const method of Object.keys(LINKED)) {
+  for (const event in LINKED) {
+    const method = event.replace(/-(.)/g, (_, letter) => letter.toUpperCase())
     const original = methods[method]
-    methods[method] = (properties: unknown) => original(fillRid(LINKED[method][1], properties))
+    methods[method] = (properties: unknown) => original(fillRid(event, properties))
   }
   const track = tracker.track
-  tracker.track = (event, properties) => {
-    const found = Object.values(LINKED).find(([name]) => name == event)
-    return track(event, found ? fillRid(found[1], properties) : properties)
-  }
+  tracker.track = (event, properties) => track(event, fillRid(event, properties))
+}
+
+/*
+ * SPEC "Endpoints": each method's route after /v3/. A `*` is the path segment the method's
+ * first argument fills: a slot, an item id, or item ids joined by commas.
+ */
+const ROUTES: Record<string, string> = {
+  autocomplete: 'autocomplete',
+  searchContent: 'search/content',
+  smartCollection: 'smart-collection/*',
+  recommend: 'recommend/*',
+  newest: 'recommend/items/newest',
+  latestViewed: 'recommend/items/viewed/latest',
+  viewedViewed: 'recommend/items/*/viewed/viewed',
+  viewedBought: 'recommend/items/*/viewed/bought',
+  boughtBought: 'recommend/items/*/bought/bought'
 }
 
 let jsonpCount = 0
-
-/** GET with a callback, for services reached by a script element (SPEC "General rules" 3). */
-function jsonp(url: string, signal: AbortSignal): Promise<unknown> {
-  return new Promise((resolve, reject) => {
-    const name = '__discoveryFeedback' + ++jsonpCount
-    const script = document.createElement('script')
-    const done = () => {
-      delete (window as any)[name]
-      script.remove()
-      signal.removeEventListener('abort', abort)
-    }
-    const abort = () => {
-      done()
-      reject(signal.reason)
-    }
-    ;(window as any)[name] = (body: unknown) => {
-      done()
-      resolve(body)
-    }
-    script.onerror = () => {
-      done()
-      reject(new TypeError('the script did not load'))
-    }
-    signal.addEventListener('abort', abort)
-    script.src = url + (url.includes('?') ? '&' : '?') + 'callback=' + name
-    document.head.append(script)
-  })
-}
 
 /** Creates a typed client for SPEC's discovery routes. */
 export function createClient(options: ClientOptions & { tracker: Tracker }): DiscoveryClient & { readonly tracker: LinkedTracker }
@@ -88,77 +74,91 @@ export function createClient(options: ClientOptions): DiscoveryClient {
   }
   tracker()
 
-  function request<T>(route: string, body: Record<string, unknown>, { signal }: RequestOptions = {}): Promise<T> {
+  function request(route: string, body: Record<string, unknown>, { signal }: RequestOptions = {}): Promise<unknown> {
+    const fail = (kind: DiscoveryError['kind'], message: string, status?: number) => discoveryError(kind, route, message, status)
+    const now = Date.now()
     const payload: Record<string, unknown> = {
       user: tracker()?.user || options.user,
       // SPEC declares t_client as a string on content search only.
-      t_client: route == '/v3/search/content' ? String(Date.now()) : Date.now(),
+      t_client: route == '/v3/search/content' ? '' + now : now,
       ...body
     }
     // One controller per request: concurrent requests never cancel each other.
     const controller = new AbortController()
-    const onAbort = () => controller.abort(discoveryError('network', route, 'cancelled'))
-    if (signal) signal.aborted ? onAbort() : signal.addEventListener('abort', onAbort)
-    const timer = setTimeout(() => controller.abort(discoveryError('timeout', route, 'no answer within ' + timeout + ' ms')), timeout)
-    let answer: Promise<unknown>
+    const own = controller.signal
+    let answer: Promise<any>
     if (options.jsonp) {
+      // GET with a callback, for services reached by a script element (SPEC "General rules" 3).
       // A script element sends no headers: the key goes in the query, every field as JSON.
+      const name = '__discoveryFeedback' + ++jsonpCount
       const query = new URLSearchParams({ key })
       for (const field of Object.keys(payload)) if (payload[field] !== undefined) query.set(field, encode(payload[field]))
-      answer = jsonp(base + route + '?' + query, controller.signal)
+      query.set('callback', name)
+      const script = document.createElement('script')
+      answer = new Promise((resolve, reject) => {
+        ;(window as any)[name] = resolve
+        script.onerror = () => reject(fail('network', 'the script did not load'))
+        own.onabort = () => reject(own.reason)
+        script.src = base + route + '?' + query
+        document.head.append(script)
+      }).finally(() => {
+        delete (window as any)[name]
+        script.remove()
+      })
     } else {
       answer = fetch(base + route, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'x-key': key },
         body: encode(payload),
-        signal: controller.signal
+        signal: own
       }).then((response) =>
         response.json().then(
-          (json) => (response.ok ? json : Promise.reject(json && json.error ? discoveryError('api', route, String(json.error.message), response.status) : discoveryError('http', route, 'the service answered', response.status))),
-          () => Promise.reject(discoveryError('http', route, 'the answer is not JSON', response.status))
+          (json) => (response.ok ? json : Promise.reject(json?.error ? fail('api', String(json.error.message), response.status) : fail('http', 'the service answered', response.status))),
+          () => Promise.reject(fail('http', 'the answer is not JSON', response.status))
         )
       )
     }
+    // Bounds and cancels the request once it has started, so that a request cancelled before
+    // it began still settles, as cancelled.
+    const timer = setTimeout(() => controller.abort(fail('timeout', 'no answer within ' + timeout + ' ms')), timeout)
+    const onAbort = () => controller.abort(fail('network', 'cancelled'))
+    if (signal) signal.aborted ? onAbort() : signal.addEventListener('abort', onAbort)
     return answer
-      .then((json: any) => {
-        if (json && json.error) throw discoveryError('api', route, String(json.error.message))
-        const meta: Meta | undefined = json && json.meta
+      .then((json) => {
+        if (json?.error) throw fail('api', String(json.error.message))
+        const meta: Meta | undefined = json?.meta
         // Linked again here: a script-tag tracker may have loaded while the request ran.
         tracker()
-        if (meta && typeof meta.rid == 'string') {
+        if (typeof meta?.rid == 'string') {
           remember(
             meta.rid,
             (json.items || []).map((item: { id: unknown }) => String(item.id)),
             (json.suggestions || []).map((suggestion: { value: unknown }) => String(suggestion.value))
           )
         }
-        return json as T
+        return json
       })
       .catch((error) => {
-        throw error && error.name == 'DiscoveryError' ? error : controller.signal.aborted ? controller.signal.reason : discoveryError('network', route, String(error && error.message))
+        throw error?.name == 'DiscoveryError' ? error : own.aborted ? own.reason : fail('network', String(error?.message))
       })
       .finally(() => {
         clearTimeout(timer)
-        if (signal) signal.removeEventListener('abort', onAbort)
+        signal?.removeEventListener('abort', onAbort)
       })
   }
 
-  const path = (id: string) => encodeURIComponent(id)
-  return {
+  const client: any = {
     get tracker() {
-      return tracker() as LinkedTracker | undefined
-    },
-    autocomplete: (body, options) => request('/v3/autocomplete', { ...body }, options),
-    searchContent: (body = {}, options) => request('/v3/search/content', { ...body }, options),
-    smartCollection: (slot, body = {}, options) => request('/v3/smart-collection/' + path(slot), { ...body }, options),
-    recommend: (slot, body = {}, options) => request('/v3/recommend/' + path(slot), { ...body }, options),
-    newest: (body = {}, options) => request('/v3/recommend/items/newest', { ...body }, options),
-    latestViewed: (body = {}, options) => request('/v3/recommend/items/viewed/latest', { ...body }, options),
-    viewedViewed: (itemId, body = {}, options) => request('/v3/recommend/items/' + path(itemId) + '/viewed/viewed', { ...body }, options),
-    viewedBought: (itemId, body = {}, options) => request('/v3/recommend/items/' + path(itemId) + '/viewed/bought', { ...body }, options),
-    boughtBought: (itemIds, body = {}, options) =>
-      request('/v3/recommend/items/' + itemIds.map(path).join(',') + '/bought/bought', { ...body }, options)
+      return tracker()
+    }
   }
+  for (const method in ROUTES) {
+    // The path argument is taken off first (arguments are evaluated left to right); the body
+    // is copied, so the page's object is never changed.
+    client[method] = (...args: any[]) =>
+      request('/v3/' + ROUTES[method].replace('*', () => [].concat(args.shift()).map(encodeURIComponent).join()), { ...args[0] }, args[1])
+  }
+  return client
 }
 
 export { createRecommendations } from './recommendations'

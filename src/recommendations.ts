@@ -10,64 +10,63 @@ import type {
 } from './client/types'
 
 type Body = Record<string, any>
+type Rule = [test: (value: any) => boolean, rule: string, convert?: (value: any) => unknown]
 
-// Up to nine digits: within the routes' int32, written as a number or as text.
-const count = (value: unknown) => (typeof value == 'number' || typeof value == 'string') && /^\d{1,9}$/.test(String(value))
 const id = (value: unknown) => (typeof value == 'string' && value != '') || Number.isSafeInteger(value)
 const isObject = (value: unknown): value is Body => !!value && typeof value == 'object' && !Array.isArray(value)
-// SPEC's store listing types ip as a number, every other listing as a string: the routes get text.
-const ipText = (user: Body) => (user.ip == null ? user : { ...user, ip: String(user.ip) })
+// Up to nine digits: within the routes' int32. offset and limit are text in SPEC's store listing
+// and int32 on the routes: either comes in, a number goes out.
+const COUNT: Rule = [(value) => (typeof value == 'number' || typeof value == 'string') && /^\d{1,9}$/.test(String(value)), 'a non-negative integer (up to 9 digits) or its text', Number]
 
-/*
- * Payload fields: the test, the rule it states, and what the route is sent. offset and limit
- * are text in SPEC's store listing and int32 on the routes: either comes in, a number goes out.
- */
-const FIELDS: Record<string, [test: (value: any) => boolean, rule: string, convert?: (value: any) => unknown]> = {
-  offset: [count, 'a non-negative integer (up to 9 digits) or its text', Number],
-  limit: [count, 'a non-negative integer (up to 9 digits) or its text', Number],
+/* Payload fields: the test, the rule it states, and what the route is sent. */
+const FIELDS: Record<string, Rule> = {
+  offset: COUNT,
+  limit: COUNT,
   item_id: [id, 'a non-empty string or an integer', String],
   item_ids: [(value) => Array.isArray(value) && value.length > 0 && value.every(id), 'a non-empty array of strings or integers', (ids) => ids.map(String)],
   slot: [(value) => typeof value == 'string' && value != '', 'a non-empty string'],
-  user: [isObject, 'an object', ipText],
+  user: [isObject, 'an object'],
   log: [(value) => typeof value == 'boolean', 'true or false']
 }
 
 /*
- * SPEC "Client-library recommendation store events": the client method that asks each one's
- * route (SPEC "Endpoints"), its required field, which goes into the path, and its optional
- * fields; user and log go with every event. SPEC shows no route behind trending and featured:
- * they ask a slot of the slot route, named in the options (trendingSlot, featuredSlot).
+ * SPEC "Client-library recommendation store events", each with the client method that asks its
+ * route (SPEC "Endpoints"), its required field, which goes into the path (none: an empty word),
+ * and its optional fields; user and log go with every event. SPEC shows no route behind
+ * trending and featured: they ask a slot of the slot route, named in the options
+ * (trendingSlot, featuredSlot). request and setRequestBody are the store's own.
  * Literal strings only, so that a bundler drops the table when only createClient is imported.
  */
-const EVENTS: Record<string, [method: keyof DiscoveryClient, required: string, optional: string]> = {
-  newest: ['newest', '', 'offset limit'],
-  trending: ['recommend', '', 'offset limit'],
-  latest: ['latestViewed', '', 'offset limit'],
-  viewed: ['viewedViewed', 'item_id', 'offset limit'],
-  bought: ['viewedBought', 'item_id', 'offset limit'],
-  frequentlyPurchased: ['boughtBought', 'item_ids', 'offset limit'],
-  predefined: ['recommend', 'slot', 'item_id item_ids offset limit'],
-  featured: ['recommend', '', '']
+const EVENTS: Record<string, string> = {
+  request: '',
+  setRequestBody: '',
+  newest: 'newest  offset limit',
+  trending: 'recommend  offset limit',
+  latest: 'latestViewed  offset limit',
+  viewed: 'viewedViewed item_id offset limit',
+  bought: 'viewedBought item_id offset limit',
+  frequentlyPurchased: 'boughtBought item_ids offset limit',
+  predefined: 'recommend slot item_id item_ids offset limit',
+  featured: 'recommend '
 }
 
 const refuse = (event: string, field: string, rule: string) => discoveryError('invalid', event, rule, undefined, field)
 
-/** A field as the route takes it, or undefined when it is absent; one that breaks its rule refuses the event. */
-function field(name: string, field: string, value: unknown) {
-  if (value == null || !Object.hasOwn(FIELDS, field)) return value ?? undefined
-  const [test, rule, convert] = FIELDS[field]
-  if (!test(value)) throw refuse(name, field, 'must be ' + rule)
-  return convert ? convert(value) : value
-}
-
-/** The payload as the route takes it. */
-function check(name: string, payload: Body): Body {
-  const [, required, optional] = EVENTS[name]
-  const fields = (required + ' ' + optional + ' user log').split(' ').filter(Boolean)
-  const body: Body = {}
-  for (const key of Object.keys(payload)) if (!fields.includes(key)) throw refuse(name, key, 'is not one of ' + fields.join(', '))
-  if (required && payload[required] == null) throw refuse(name, required, 'is required')
-  for (const key of fields) if (payload[key] != null) body[key] = field(name, key, payload[key])
+/**
+ * The fields of a payload merged into a request body, each as the route takes it; one that
+ * breaks its rule refuses the event. An event's payload may hold only its own fields, and
+ * leaves out the null ones; setRequestBody takes any field, and null removes it.
+ */
+function merge(event: string, body: Body, payload: Body, names?: string[]) {
+  for (const key of Object.keys(payload)) {
+    if (names && !names.includes(key)) throw refuse(event, key, 'is not one of ' + names.join(', '))
+    const value = payload[key]
+    const [test, rule, convert] = Object.hasOwn(FIELDS, key) ? FIELDS[key] : [() => true]
+    if (value == null) {
+      if (!names) delete body[key]
+    } else if (!test(value)) throw refuse(event, key, 'must be ' + rule)
+    else body[key] = convert ? convert(value) : value
+  }
   return body
 }
 
@@ -97,59 +96,8 @@ export function createRecommendations(client: DiscoveryClient, options: Recommen
   const fail = (error: DiscoveryError) => {
     set({ status: 'error', error })
     try {
-      if (options.onError) options.onError(error)
+      options.onError?.(error)
     } catch {}
-  }
-
-  function run(asked: unknown, payload: unknown) {
-    let name = asked as string
-    if (name != 'request' && name != 'setRequestBody' && !Object.hasOwn(EVENTS, name)) {
-      throw refuse(typeof name == 'string' ? name : 'emit', 'name', 'must be one of request, setRequestBody, ' + Object.keys(EVENTS).join(', '))
-    }
-    if (payload != null && !isObject(payload)) throw refuse(name, 'payload', 'must be an object')
-    let fields: Body = { ...payload }
-    if (name == 'setRequestBody') {
-      if (!isObject(fields.payload)) throw refuse(name, 'payload', 'must be an object')
-      // The same rules as in an event's payload for the fields they share; null removes a field.
-      const next = { ...requestBody }
-      for (const key of Object.keys(fields.payload)) {
-        const value = field(name, key, fields.payload[key])
-        if (value === undefined) delete next[key]
-        else next[key] = value
-      }
-      requestBody = next
-      return
-    }
-    if (name == 'request') {
-      // Again what was last asked, with these fields; a slot asks that predefined slot.
-      const last = state.request
-      name = fields.slot != null ? 'predefined' : last ? last.name : ''
-      if (!name) throw refuse('request', 'slot', 'is required before anything else was asked')
-      if (last && last.name == name) fields = { ...last.payload, ...fields }
-    }
-    const body = { ...requestBody, ...check(name, fields) }
-    const user = body.user || options.user
-    if (user) body.user = ipText(user)
-    else delete body.user
-    // The required field goes into the path; trending and featured ask their slot.
-    const [method, path] = EVENTS[name]
-    const { [path]: inPath, ...rest } = body
-    const args = path ? [inPath, rest] : method == 'recommend' ? [(options as Body)[name + 'Slot'] || name, rest] : [rest]
-    if (current) current.abort()
-    const mine = (current = new AbortController())
-    set({ status: 'loading', error: undefined, request: { name, payload: fields } as RecommendationEvent })
-    let answer: Promise<RecommendResponse>
-    try {
-      answer = (client[method] as Function)(...args, { signal: mine.signal })
-    } catch (error) {
-      // Thrown before anything was sent: a value the request body cannot hold, such as a cycle.
-      answer = Promise.reject(discoveryError('invalid', name, 'could not be sent: ' + error, undefined, 'payload'))
-    }
-    answer.then(
-      // An answer without SPEC's items (null, an object) shows as an empty shelf, never a crash.
-      (json) => mine == current && set({ status: 'ready', items: json && Array.isArray(json.items) ? json.items : [], meta: json ? json.meta : undefined, error: undefined }),
-      (error: DiscoveryError) => mine == current && fail(error)
-    )
   }
 
   const store: RecommendationStore = {
@@ -157,12 +105,47 @@ export function createRecommendations(client: DiscoveryClient, options: Recommen
       try {
         // SPEC's event object form: { name, payload }.
         if (isObject(name)) ({ name, payload } = name)
-        run(name, payload)
+        if (!Object.hasOwn(EVENTS, name)) throw refuse(typeof name == 'string' ? name : 'emit', 'name', 'must be one of ' + Object.keys(EVENTS).join(', '))
+        let fields: Body = { ...payload }
+        if ((payload != null && !isObject(payload)) || (name == 'setRequestBody' && !isObject(fields.payload))) throw refuse(name, 'payload', 'must be an object')
+        // The same rules as in an event's payload; all or nothing, on a copy.
+        if (name == 'setRequestBody') requestBody = merge(name, { ...requestBody }, fields.payload)
+        else {
+          if (name == 'request') {
+            // Again what was last asked, with these fields; a slot asks that predefined slot.
+            const last = state.request
+            name = fields.slot != null ? 'predefined' : last?.name
+            if (!name) throw refuse('request', 'slot', 'is required before anything else was asked')
+            if (last?.name == name) fields = { ...last!.payload, ...fields }
+          }
+          const [method, required, ...optional] = (EVENTS[name] + ' user log').split(' ')
+          if (required && fields[required] == null) throw refuse(name, required, 'is required')
+          // The required field goes into the path; trending and featured ask their slot. A user is
+          // sent with a numeric ip as text: SPEC's store listing types ip as a number, every other
+          // listing as a string.
+          const { [required]: inPath = (options as Body)[name + 'Slot'] || name, user = options.user, ...body } = merge(name, { ...requestBody }, fields, [required, ...optional].filter(Boolean))
+          if (user) body.user = user.ip == null ? user : { ...user, ip: String(user.ip) }
+          current?.abort()
+          const mine = (current = new AbortController())
+          set({ status: 'loading', error: undefined, request: { name, payload: fields } as RecommendationEvent })
+          let answer: Promise<RecommendResponse>
+          try {
+            answer = (client[method as keyof DiscoveryClient] as Function)(...(required || method == 'recommend' ? [inPath] : []), body, { signal: mine.signal })
+          } catch (error) {
+            // Thrown before anything was sent: a value the request body cannot hold, such as a cycle.
+            throw refuse(name, 'payload', 'could not be sent: ' + error)
+          }
+          answer.then(
+            // An answer without SPEC's items (null, an object) shows as an empty shelf, never a crash.
+            (json) => mine == current && set({ status: 'ready', items: Array.isArray(json?.items) ? json.items : [], meta: json?.meta }),
+            (error: DiscoveryError) => mine == current && fail(error)
+          )
+        }
       } catch (error: any) {
-        const refused: DiscoveryError = error && error.kind == 'invalid' ? error : refuse('emit', 'payload', 'could not be read')
+        const refused: DiscoveryError = error?.kind == 'invalid' ? error : refuse('emit', 'payload', 'could not be read')
         console.error(refused.message)
         // A refused event supersedes the request in flight as a sent one would.
-        if (current) current.abort()
+        current?.abort()
         current = undefined
         fail(refused)
       }
@@ -170,9 +153,7 @@ export function createRecommendations(client: DiscoveryClient, options: Recommen
     },
     subscribe(listener) {
       listeners.add(listener)
-      return () => {
-        listeners.delete(listener)
-      }
+      return () => void listeners.delete(listener)
     },
     getState: () => state
   }

@@ -15,39 +15,27 @@ type Seen = [rid: string, items: string[], suggestions: string[]]
 
 let memory: Seen[] = []
 
-const session = (): Storage | undefined => {
-  try {
-    return sessionStorage
-  } catch {
-    // Storage blocked: memory only.
-  }
-}
-
+// Read at each use: another page of the tab may have remembered a response since. Storage
+// blocked or unreadable: the page's memory only.
 function load(): Seen[] {
-  const storage = session()
   try {
-    const stored = storage && JSON.parse(storage.getItem(KEY) || '[]')
+    const stored = JSON.parse(sessionStorage.getItem(KEY) || '[]')
     if (Array.isArray(stored)) memory = stored
-  } catch {
-    // Unreadable: start over.
-  }
+  } catch {}
   return memory
 }
 
 /** Records a response: its rid and the ids of the items and suggestions it returned. */
 export function remember(rid: string, items: string[], suggestions: string[]) {
-  const seen = [[rid, items.slice(0, 200), suggestions.slice(0, 50)] as Seen, ...load().filter(([other]) => other != rid)].slice(0, MAX_RESPONSES)
-  memory = seen
+  memory = [[rid, items.slice(0, 200), suggestions.slice(0, 50)] as Seen, ...load().filter(([other]) => other != rid)].slice(0, MAX_RESPONSES)
   try {
-    session()?.setItem(KEY, encode(seen))
+    sessionStorage.setItem(KEY, encode(memory))
   } catch {
     // Quota or blocked: the page's memory still links this page's clicks.
   }
 }
 
-/** The rid of the most recent response that showed this item (or suggestion). */
+/** The rid of the most recent response that showed this item (or suggestion); ids are strings. */
 export function ridFor(kind: 'item' | 'suggestion', id: unknown): string | undefined {
-  if (typeof id != 'string') return
-  const found = load().find(([, items, suggestions]) => (kind == 'item' ? items : suggestions).includes(id))
-  return found && found[0]
+  return load().find((seen) => seen[kind == 'item' ? 1 : 2].includes(id as string))?.[0]
 }

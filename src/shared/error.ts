@@ -21,13 +21,11 @@ export function feedbackError(event: string | undefined, field: string | undefin
  * `invalid` a store event and its field) and what went wrong.
  */
 export function discoveryError(kind: DiscoveryError['kind'], where: string, message: string, status?: number, field?: string): DiscoveryError {
-  const error = new Error('discovery-feedback: ' + where + ': ' + (field ? field + ' ' : '') + message + (status ? ' (HTTP ' + status + ')' : '')) as DiscoveryError
-  error.name = 'DiscoveryError'
-  error.kind = kind
-  error.status = status
-  if (kind == 'invalid') {
-    error.event = where
-    error.field = field
-  } else error.route = where
-  return error
+  return Object.assign(new Error('discovery-feedback: ' + where + ': ' + (field ? field + ' ' : '') + message + (status ? ' (HTTP ' + status + ')' : '')), {
+    name: 'DiscoveryError',
+    kind,
+    status,
+    [kind == 'invalid' ? 'event' : 'route']: where,
+    field
+  }) as DiscoveryError
 }
