@@ -1,3 +1,4 @@
+import { attempt } from './browser/attempt'
 import { createTracker } from './browser/tracker'
 import type { CommandFunction, Tracker, TrackerOptions } from './browser/types'
 
@@ -60,9 +61,7 @@ function optionsFromDataset(script: HTMLOrSVGScriptElement | null): TrackerOptio
     } catch (error) {
       // Only a strict tracker throws, or a queued call the page left malformed: shown, never
       // thrown into the page.
-      try {
-        console.error(error)
-      } catch {}
+      attempt(() => console.error(error))
     }
   }
   const discoveryFeedback = command as unknown as CommandFunction

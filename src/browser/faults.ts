@@ -3,6 +3,7 @@ import { feedbackError } from '../shared/error'
 import type { Entry } from './outbox'
 import type { FeedbackError } from '../shared/types'
 import type { Stats, TrackerOptions } from './types'
+import { attempt } from './attempt'
 
 const WHY: Record<Reason, string> = {
   too_large: 'too large for a request',
@@ -22,12 +23,8 @@ export function createFaults({ onError, strict }: Pick<TrackerOptions, 'onError'
 
   const report = (error: FeedbackError) => {
     // Neither a console that a page replaced nor a failing handler may turn one fault into two.
-    try {
-      console.error(error.message)
-    } catch {}
-    try {
-      onError && onError(error)
-    } catch {}
+    attempt(() => console.error(error.message))
+    attempt(() => onError && onError(error))
   }
 
   return {

@@ -3,6 +3,7 @@ import { nanoid } from 'nanoid'
 import { OUR_ID, SID_COOKIE, UID_COOKIE } from '../shared/ids'
 import type { TrackerOptions } from './types'
 import type { User } from '../shared/types'
+import { attempt } from './attempt'
 
 const MINUTE = 60000
 // Browsers cap cookie lifetimes at 400 days (RFC 6265bis, "The Expires Attribute"); asking for
@@ -26,17 +27,6 @@ export function siteDomain(): string | undefined {
       return domain
     }
   }
-}
-
-/**
- * Runs a cookie access. `document.cookie` throws a SecurityError in a frame sandboxed without
- * allow-same-origin and in some embedded webviews; there the ids live in memory for the page,
- * as where cookies are blocked.
- */
-const attempt = <T>(access: () => T): T | undefined => {
-  try {
-    return access()
-  } catch {}
 }
 
 export interface Identity {

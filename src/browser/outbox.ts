@@ -1,5 +1,6 @@
 import { nanoid } from 'nanoid'
 import { jsonOf, type Packed } from '../shared/batch'
+import { attempt } from './attempt'
 
 /**
  * A queued event. `json` is its wire text, made once; `key` its own storage key; `sending` is
@@ -29,14 +30,6 @@ export const MAX_EVENTS = 2000
 export const MAX_CHARS = 1 << 20
 export const MAX_AGE = 7 * 864e5
 
-const store = (): Storage | undefined => {
-  try {
-    return localStorage
-  } catch {
-    // Blocked storage throws on mere access (SecurityError).
-  }
-}
-
 /** An event's stored text: its wire text, after the time it was handed over if it was. */
 const stored = (entry: Entry) => (entry.handed || '') + jsonOf(entry)
 
@@ -55,7 +48,7 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
   const locks = navigator.locks
   // Looked up once: in Chromium every read of window.localStorage costs about as much as
   // the rest of a tracked click.
-  const storage = store()
+  const storage = attempt(() => localStorage)
   // The outboxes this page holds, by their record's key: its own and those it adopted.
   const held = new Set([PREFIX + id])
   let entries: Entry[] = []
@@ -66,16 +59,12 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
   let unlock: (() => void) | undefined
 
   /** Runs storage work where it is allowed; a throw (quota, blocked) leaves memory the only copy. */
-  const attempt = (work: (storage: Storage) => void) => {
-    if (persist && storage) {
-      try {
-        work(storage)
-      } catch {}
-    }
+  const onDisk = (work: (storage: Storage) => void) => {
+    if (persist && storage) attempt(() => work(storage))
   }
-  const claim = () => attempt((storage) => held.forEach((outbox) => storage.setItem(outbox, id)))
-  const write = (entry: Entry) => attempt((storage) => storage.setItem((entry.key ||= PREFIX + id + '.' + (keys++).toString(36)), stored(entry)))
-  const erase = (gone: Entry[]) => attempt((storage) => gone.forEach((entry) => entry.key && storage.removeItem(entry.key)))
+  const claim = () => onDisk((storage) => held.forEach((outbox) => storage.setItem(outbox, id)))
+  const write = (entry: Entry) => onDisk((storage) => storage.setItem((entry.key ||= PREFIX + id + '.' + (keys++).toString(36)), stored(entry)))
+  const erase = (gone: Entry[]) => onDisk((storage) => gone.forEach((entry) => entry.key && storage.removeItem(entry.key)))
   /**
    * Holds this page's Web Lock while it has events, so no other page takes them, and lets it
    * go once it has none: Firefox keeps a page that holds a lock out of its back/forward cache.
@@ -141,7 +130,7 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
     adopt(): Promise<number> {
       let adopted = 0
       const take = (alive: (holder: string) => boolean) => {
-        attempt((storage) => {
+        onDisk((storage) => {
           const found: Record<string, string[]> = {}
           for (const key of Object.keys(storage)) {
             const [outbox, event] = key.split('.')
@@ -200,10 +189,10 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
      */
     suspend() {
       hold(false)
-      attempt((storage) => held.forEach((outbox) => storage.setItem(outbox, '')))
+      onDisk((storage) => held.forEach((outbox) => storage.setItem(outbox, '')))
     },
     resume() {
-      attempt((storage) => {
+      onDisk((storage) => {
         for (const outbox of held) {
           const holder = storage.getItem(outbox)
           if (holder && holder != id) {
@@ -232,11 +221,9 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
     forget() {
       persist = false
       entries = []
-      try {
+      attempt(() => {
         if (storage) for (const key of Object.keys(storage)) if (key.startsWith(PREFIX)) storage.removeItem(key)
-      } catch {
-        // Nothing stored that could be deleted.
-      }
+      })
     }
   }
 }

@@ -1,15 +1,11 @@
+import { attempt } from './attempt'
+
 /**
  * Hands a body to the browser to send even after the page is gone. False when it is missing
  * (some in-app browsers) or refused: Chromium refuses once the page has 64 KiB of keepalive
  * requests in flight. True means queued by the browser, not delivered.
  */
-export function beacon(url: string, body: string): boolean {
-  try {
-    return navigator.sendBeacon(url, body)
-  } catch {
-    return false
-  }
-}
+export const beacon = (url: string, body: string) => !!attempt(() => navigator.sendBeacon(url, body))
 
 /** The collector's answer: HTTP status (0 when there was none), Retry-After, and its `missing` list if it gave one. */
 export type Answer = [status: number, retryAfter?: string | null, missing?: unknown]
@@ -23,16 +19,16 @@ export type Answer = [status: number, retryAfter?: string | null, missing?: unkn
  */
 export function post(url: string, body: string, keepalive: boolean): Promise<Answer> {
   const none: Answer = [0]
-  try {
-    return fetch(url, { method: 'POST', body, credentials: 'omit', keepalive }).then(
-      (response) =>
-        response.json().then(
-          (json) => [response.status, response.headers.get('retry-after'), json && json.missing],
-          () => [response.status, response.headers.get('retry-after')]
-        ),
-      () => none
-    )
-  } catch {
-    return Promise.resolve(none)
-  }
+  return (
+    attempt(() =>
+      fetch(url, { method: 'POST', body, credentials: 'omit', keepalive }).then(
+        (response) =>
+          response.json().then(
+            (json): Answer => [response.status, response.headers.get('retry-after'), json && json.missing],
+            (): Answer => [response.status, response.headers.get('retry-after')]
+          ),
+        () => none
+      )
+    ) || Promise.resolve(none)
+  )
 }

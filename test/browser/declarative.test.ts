@@ -67,7 +67,7 @@ describe('rids across pages of a session', () => {
   it('finds the rid of a response another page of this tab remembered', async () => {
     sessionStorage.setItem('df_rids', JSON.stringify([['s-earlier', ['42'], []]]))
     vi.resetModules()
-    const { ridFor, remember } = await import('../../src/rids')
+    const { ridFor, remember } = await import('../../src/client/rids')
     expect(ridFor('item', '42')).toBe('s-earlier')
     remember('a-new', [], ['boots'])
     expect(JSON.parse(sessionStorage.getItem('df_rids')!).map(([rid]: [string]) => rid)).toEqual(['a-new', 's-earlier'])

@@ -1,4 +1,4 @@
-import { encode } from './shared/json'
+import { encode } from '../shared/json'
 
 /**
  * Remembers which response showed which item or suggestion, so a click can carry that

@@ -1,4 +1,4 @@
-import { discoveryError } from './shared/error'
+import { discoveryError } from './error'
 import type {
   DiscoveryClient,
   DiscoveryError,
@@ -7,7 +7,7 @@ import type {
   RecommendationState,
   RecommendationStore,
   RecommendResponse
-} from './client/types'
+} from './types'
 
 type Body = Record<string, any>
 type Rule = [test: (value: any) => boolean, rule: string, convert?: (value: any) => unknown]

@@ -1,0 +1,162 @@
+import { discoveryError } from './error'
+import { encode } from '../shared/json'
+import { remember, ridFor } from './rids'
+import type { ClientOptions, DiscoveryClient, DiscoveryError, LinkedTracker, Meta, RequestOptions } from './types'
+import type { Tracker } from '../browser/types'
+
+// The events whose rid links back to a response, and which of its ids shows the link. The
+// tracker's method for each is its name in camelCase.
+const LINKED: Record<string, 'item' | 'suggestion'> = {
+  'click-item': 'item',
+  'add-to-cart': 'item',
+  'click-suggestion': 'suggestion',
+  redirect: 'suggestion'
+}
+const linked = new WeakSet<Tracker>()
+
+function fillRid(event: string, properties: any) {
+  try {
+    const kind = Object.hasOwn(LINKED, event) && LINKED[event]
+    const rid = kind && typeof properties == 'object' && properties.rid == null && ridFor(kind, properties[kind == 'item' ? 'item_id' : kind])
+    return rid ? { ...properties, rid } : properties
+  } catch {
+    // null, or properties that throw when read: the tracker's rules read them again and report it.
+    return properties
+  }
+}
+
+/**
+ * Lets the tracker's clicks carry the rid of the response that showed the clicked item or
+ * suggestion, most recent first; an explicit rid always wins. The tracker itself stays
+ * unaware of the client, so the script tag does not grow.
+ */
+function link(tracker: Tracker) {
+  if (linked.has(tracker)) return
+  linked.add(tracker)
+  const methods = tracker as any
+  for (const event in LINKED) {
+    const method = event.replace(/-(.)/g, (_, letter) => letter.toUpperCase())
+    const original = methods[method]
+    methods[method] = (properties: unknown) => original(fillRid(event, properties))
+  }
+  const track = tracker.track
+  tracker.track = (event, properties) => track(event, fillRid(event, properties))
+}
+
+/*
+ * SPEC "Endpoints": each method's route after /v3/. A `*` is the path segment the method's
+ * first argument fills: a slot, an item id, or item ids joined by commas.
+ */
+const ROUTES: Record<string, string> = {
+  autocomplete: 'autocomplete',
+  searchContent: 'search/content',
+  smartCollection: 'smart-collection/*',
+  recommend: 'recommend/*',
+  newest: 'recommend/items/newest',
+  latestViewed: 'recommend/items/viewed/latest',
+  viewedViewed: 'recommend/items/*/viewed/viewed',
+  viewedBought: 'recommend/items/*/viewed/bought',
+  boughtBought: 'recommend/items/*/bought/bought'
+}
+
+let jsonpCount = 0
+
+/** Creates a typed client for SPEC's discovery routes. */
+export function createClient(options: ClientOptions & { tracker: Tracker }): DiscoveryClient & { readonly tracker: LinkedTracker }
+export function createClient(options: ClientOptions): DiscoveryClient
+export function createClient(options: ClientOptions): DiscoveryClient {
+  const { key, timeout = 5000 } = options
+  const base = String(options.baseUrl || '').replace(/\/$/, '')
+  const tracker = () => {
+    const found = typeof options.tracker == 'function' ? options.tracker() : options.tracker
+    if (found) link(found)
+    return found
+  }
+  tracker()
+
+  function request(route: string, body: Record<string, unknown>, { signal }: RequestOptions = {}): Promise<unknown> {
+    const fail = (kind: DiscoveryError['kind'], message: string, status?: number) => discoveryError(kind, route, message, status)
+    const now = Date.now()
+    const payload: Record<string, unknown> = {
+      user: tracker()?.user || options.user,
+      // SPEC declares t_client as a string on content search only.
+      t_client: route == '/v3/search/content' ? '' + now : now,
+      ...body
+    }
+    // One controller per request: concurrent requests never cancel each other.
+    const controller = new AbortController()
+    const own = controller.signal
+    let answer: Promise<any>
+    if (options.jsonp) {
+      // GET with a callback, for services reached by a script element (SPEC "General rules" 3).
+      // A script element sends no headers: the key goes in the query, every field as JSON.
+      const name = '__discoveryFeedback' + ++jsonpCount
+      const query = new URLSearchParams({ key })
+      for (const field of Object.keys(payload)) if (payload[field] !== undefined) query.set(field, encode(payload[field]))
+      query.set('callback', name)
+      const script = document.createElement('script')
+      answer = new Promise((resolve, reject) => {
+        ;(window as any)[name] = resolve
+        script.onerror = () => reject(fail('network', 'the script did not load'))
+        own.onabort = () => reject(own.reason)
+        script.src = base + route + '?' + query
+        document.head.append(script)
+      }).finally(() => {
+        delete (window as any)[name]
+        script.remove()
+      })
+    } else {
+      answer = fetch(base + route, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-key': key },
+        body: encode(payload),
+        signal: own
+      }).then((response) =>
+        response.json().then(
+          (json) => (response.ok ? json : Promise.reject(json?.error ? fail('api', String(json.error.message), response.status) : fail('http', 'the service answered', response.status))),
+          () => Promise.reject(fail('http', 'the answer is not JSON', response.status))
+        )
+      )
+    }
+    // Bounds and cancels the request once it has started, so that a request cancelled before
+    // it began still settles, as cancelled.
+    const timer = setTimeout(() => controller.abort(fail('timeout', 'no answer within ' + timeout + ' ms')), timeout)
+    const onAbort = () => controller.abort(fail('network', 'cancelled'))
+    if (signal) signal.aborted ? onAbort() : signal.addEventListener('abort', onAbort)
+    return answer
+      .then((json) => {
+        if (json?.error) throw fail('api', String(json.error.message))
+        const meta: Meta | undefined = json?.meta
+        // Linked again here: a script-tag tracker may have loaded while the request ran.
+        tracker()
+        if (typeof meta?.rid == 'string') {
+          remember(
+            meta.rid,
+            (json.items || []).map((item: { id: unknown }) => String(item.id)),
+            (json.suggestions || []).map((suggestion: { value: unknown }) => String(suggestion.value))
+          )
+        }
+        return json
+      })
+      .catch((error) => {
+        throw error?.name == 'DiscoveryError' ? error : own.aborted ? own.reason : fail('network', String(error?.message))
+      })
+      .finally(() => {
+        clearTimeout(timer)
+        signal?.removeEventListener('abort', onAbort)
+      })
+  }
+
+  const client: any = {
+    get tracker() {
+      return tracker()
+    }
+  }
+  for (const method in ROUTES) {
+    // The path argument is taken off first (arguments are evaluated left to right); the body
+    // is copied, so the page's object is never changed.
+    client[method] = (...args: any[]) =>
+      request('/v3/' + ROUTES[method].replace('*', () => [].concat(args.shift()).map(encodeURIComponent).join()), { ...args[0] }, args[1])
+  }
+  return client
+}
