@@ -1,20 +1,46 @@
-/** Adds a capturing listener that goes when `signal` aborts: a page stopping propagation cannot hide the event from us. */
-export const listen = (target: EventTarget, type: string, listener: (event: any) => unknown, signal: AbortSignal) =>
-  target.addEventListener(type, listener, { capture: true, signal })
-
-/** Calls back when the page comes back from the back/forward cache: to the shopper, a new page view. */
-export const onRestore = (callback: () => void, signal: AbortSignal) =>
-  listen(window, 'pageshow', (event: PageTransitionEvent) => event.persisted && callback(), signal)
+import type { Delivery } from './delivery'
+import type { Faults } from './faults'
+import { listen, onRestore } from './listen'
+import type { Outbox } from './outbox'
+import { autoViewPages } from './pageviews'
+import type { Recorder } from './recorder'
+import type { TrackerOptions } from './types'
 
 /**
- * The moments delivery cares about. `turned(hidden)` on every visibility change: turning
- * hidden is the last moment a browser reliably lets us send (mobile browsers never fire
- * unload). `leaving` on pagehide, which also covers navigations where visibilitychange does
- * not fire. unload and beforeunload are never used: they keep a page out of the
- * back/forward cache. `restored` when the page comes back from that cache.
+ * Wires the page's life cycle to delivery, the outbox and the automatic view-page, until
+ * `signal` aborts (destroy()). Turning hidden is the last moment a browser reliably lets us
+ * send (mobile browsers never fire unload); pagehide also covers navigations where
+ * visibilitychange does not fire. unload and beforeunload are never used: they keep a page
+ * out of the back/forward cache. Back from that cache, the page takes back what nobody
+ * adopted meanwhile, and its next view is a new one.
  */
-export function onLifecycle(turned: (hidden: boolean) => void, leaving: () => void, restored: () => void, signal: AbortSignal) {
-  listen(document, 'visibilitychange', () => turned(document.visibilityState == 'hidden'), signal)
-  listen(window, 'pagehide', leaving, signal)
-  onRestore(restored, signal)
+export function followPage(settings: TrackerOptions, recorder: Recorder, outbox: Outbox, delivery: Delivery, guard: Faults['guard'], signal: AbortSignal) {
+  listen(
+    window,
+    'online',
+    () => {
+      delivery.retryNow()
+      delivery.adopt()
+    },
+    signal
+  )
+  listen(document, 'visibilitychange', () => delivery.send(document.visibilityState == 'hidden'), signal)
+  listen(
+    window,
+    'pagehide',
+    () => {
+      delivery.send(true)
+      outbox.suspend()
+    },
+    signal
+  )
+  onRestore(() => {
+    recorder.forget()
+    outbox.resume()
+    delivery.send(false)
+  }, signal)
+  signal.addEventListener('abort', delivery.stop)
+  // What earlier pages left unsent goes first.
+  delivery.adopt()
+  if (settings.autoViewPage !== false) autoViewPages(guard(recorder.view), signal)
 }

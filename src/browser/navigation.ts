@@ -1,4 +1,4 @@
-import { listen } from './lifecycle'
+import { listen } from './listen'
 
 type HistoryMethod = 'pushState' | 'replaceState'
 

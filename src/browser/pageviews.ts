@@ -1,4 +1,4 @@
-import { listen, onRestore } from './lifecycle'
+import { listen, onRestore } from './listen'
 import { onNavigate } from './navigation'
 
 /**

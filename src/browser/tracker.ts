@@ -2,14 +2,12 @@ import { feedbackError } from '../shared/error'
 import { checkUser, EVENTS } from '../shared/rules'
 import type { EventName, User } from '../shared/types'
 import { createConsent } from './consent'
-import { createDelivery, type Delivery } from './delivery'
-import type { Faults } from './faults'
+import { createDelivery } from './delivery'
 import { createIdentity } from './identity'
-import { listen, onLifecycle } from './lifecycle'
+import { followPage } from './lifecycle'
 import { readOptions } from './options'
-import { createOutbox, type Outbox } from './outbox'
-import { autoViewPages } from './pageviews'
-import { createRecorder, type Recorder } from './recorder'
+import { createOutbox } from './outbox'
+import { createRecorder } from './recorder'
 import type { Consent, Tracker, TrackerOptions } from './types'
 
 /**
@@ -80,34 +78,4 @@ export function createTracker(options: TrackerOptions): Tracker {
     tracker[event.replace(/-(\w)/g, (_, letter: string) => letter.toUpperCase())] = guard((properties: unknown) => record(event, properties))
   }
   return tracker as unknown as Tracker
-}
-
-/** Wires the page's life cycle to delivery, the outbox and the automatic view-page, until `signal` aborts. */
-function followPage(settings: TrackerOptions, recorder: Recorder, outbox: Outbox, delivery: Delivery, guard: Faults['guard'], signal: AbortSignal) {
-  listen(
-    window,
-    'online',
-    () => {
-      delivery.retryNow()
-      delivery.adopt()
-    },
-    signal
-  )
-  onLifecycle(
-    delivery.send,
-    () => {
-      delivery.send(true)
-      outbox.suspend()
-    },
-    () => {
-      recorder.forget()
-      outbox.resume()
-      delivery.send(false)
-    },
-    signal
-  )
-  signal.addEventListener('abort', delivery.stop)
-  // What earlier pages left unsent goes first.
-  delivery.adopt()
-  if (settings.autoViewPage !== false) autoViewPages(guard(recorder.view), signal)
 }
