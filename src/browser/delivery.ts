@@ -1,4 +1,4 @@
-import { pack } from '../shared/batch'
+import { pack, tooLarge } from '../shared/batch'
 import type { DropReason, Entry, Outbox } from './outbox'
 import { beacon, post } from './transport'
 import type { TrackerOptions } from './types'
@@ -6,6 +6,8 @@ import type { TrackerOptions } from './types'
 // The browser lets a page have 64 KiB of keepalive requests in flight (Fetch standard,
 // "keepalive"), shared with every other script; we never take more than that ourselves.
 const BUDGET = 65536
+// A body of 60 KiB at most leaves room in that budget for request overhead.
+const MAX_BODY = 61440
 const MAX_BACKOFF = 60000
 // Requests in flight while the page is visible: the browser's connection limit per host over
 // HTTP/1.1. More would only wait inside the browser; fewer lets batches fill meanwhile.
@@ -46,7 +48,7 @@ export function createDelivery(
   allowed: () => boolean
 ) {
   const endpoint = settings.endpoint
-  const maxBytes = settings.maxBatchBytes!
+  const maxBytes = Math.min(settings.maxBatchBytes || MAX_BODY, MAX_BODY)
   const maxEvents = settings.maxBatchEvents || 50
   const interval = settings.flushInterval ?? 1000
   let requests = 0
@@ -124,8 +126,7 @@ export function createDelivery(
         counts.sent += entries.length
         outbox.remove(entries)
         // No list: a collector without the extension. Handed events then count as delivered.
-        const lacking = Array.isArray(missing) ? missing : []
-        const lost = checks.filter((entry) => lacking.includes(entry.event.event_id))
+        const lost = checks.filter((entry) => Array.isArray(missing) && missing.includes(entry.event.event_id))
         outbox.remove(checks.filter((entry) => !lost.includes(entry)))
         outbox.mark(lost)
         if (!outbox.entries.length && Date.now() - adoptedAt > ADOPT_EVERY) adopt()
@@ -195,9 +196,11 @@ export function createDelivery(
     return Promise.all(answers) as Promise<unknown> as Promise<void>
   }
 
-  /** Takes over what pages that are gone left unsent, and sends it. */
+  /**
+   * Takes over what pages that are gone left unsent, and sends it. The outbox finds nothing
+   * while it may not use storage (consent, storage mode).
+   */
   function adopt() {
-    if (!allowed() || settings.storage == 'memory') return
     adoptedAt = Date.now()
     outbox.adopt().then((adopted) => {
       if (adopted) send(false)
@@ -206,6 +209,8 @@ export function createDelivery(
 
   return {
     adopt,
+    /** Whether an event alone is too large for any request: refused when tracked, never queued. */
+    tooLarge: (entry: Entry) => tooLarge(entry, maxBytes),
     /** An event was queued: a full batch leaves now, anything less after `interval`. */
     queued: plan,
     send,
@@ -214,9 +219,13 @@ export function createDelivery(
       urgent = true
       return send(false)
     },
-    /** Back online: try at once instead of waiting out the backoff. */
-    retryNow() {
+    /**
+     * Something changed that lets events go now (back online, consent granted): the backoff is
+     * forgotten, what other pages left is looked for, and what waits is sent.
+     */
+    wake() {
       failures = retryAt = 0
+      adopt()
       return send(false)
     },
     stop: () => clearTimeout(timer)

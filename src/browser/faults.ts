@@ -12,8 +12,6 @@ const WHY: Record<Reason, string> = {
   expired: 'older than 7 days'
 }
 
-const isFeedbackError = (error: any): error is FeedbackError => error && error.name == 'FeedbackError'
-
 /**
  * Where every fault of a tracker ends: counted, shown in the console for the developer and
  * handed to `onError` for the shop's monitoring.
@@ -57,7 +55,7 @@ export function createFaults({ onError, strict }: Pick<TrackerOptions, 'onError'
         } catch (caught) {
           let error = caught as FeedbackError
           try {
-            if (!isFeedbackError(caught)) error = feedbackError(undefined, undefined, 'failed: ' + caught)
+            if (!(caught && (caught as FeedbackError).name == 'FeedbackError')) error = feedbackError(undefined, undefined, 'failed: ' + caught)
           } catch {
             error = feedbackError(undefined, undefined, 'failed: ' + typeof caught + ' thrown')
           }

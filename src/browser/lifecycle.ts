@@ -15,15 +15,7 @@ import type { TrackerOptions } from './types'
  * adopted meanwhile, and its next view is a new one.
  */
 export function followPage(settings: TrackerOptions, recorder: Recorder, outbox: Outbox, delivery: Delivery, guard: Faults['guard'], signal: AbortSignal) {
-  listen(
-    window,
-    'online',
-    () => {
-      delivery.retryNow()
-      delivery.adopt()
-    },
-    signal
-  )
+  listen(window, 'online', delivery.wake, signal)
   listen(document, 'visibilitychange', () => delivery.send(document.visibilityState == 'hidden'), signal)
   listen(
     window,

@@ -6,8 +6,6 @@ import type { TrackerOptions } from './types'
 
 // What a tracker cannot work without.
 const REQUIRED = { key: 's', endpoint: 's' }
-// 60 KiB leaves room under the browser's 64 KiB keepalive budget for request overhead.
-const MAX_BODY = 61440
 
 /**
  * Reads a tracker's options once, into a copy: getters on the caller's object run here,
@@ -41,6 +39,5 @@ export function readOptions(
     if (settings.strict) throw broken
     faults.report(broken)
   }
-  settings.maxBatchBytes = Math.min(settings.maxBatchBytes || MAX_BODY, MAX_BODY)
   return [settings, faults, user, broken]
 }

@@ -1,4 +1,3 @@
-import { tooLarge } from '../shared/batch'
 import { envelope } from '../shared/envelope'
 import { feedbackError } from '../shared/error'
 import { validate } from '../shared/rules'
@@ -22,7 +21,7 @@ export function createRecorder(settings: TrackerOptions, faults: Faults, outbox:
   const push = (event: EventName, properties: Record<string, unknown>) => {
     const entry = { event: envelope(event, properties, settings.key, consent.granted() ? identity.user(true) : (undefined as never)) }
     // Refused now rather than at sending: in the outbox it would take the place of events that can go.
-    if (tooLarge(entry, settings.maxBatchBytes!)) return faults.drop([entry], 'too_large')
+    if (delivery.tooLarge(entry)) return faults.drop([entry], 'too_large')
     outbox.add(entry)
     if (settings.debug) console.log('discovery-feedback:', event, properties)
     delivery.queued()

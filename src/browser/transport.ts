@@ -23,10 +23,10 @@ export function post(url: string, body: string, keepalive: boolean): Promise<Ans
     attempt(() =>
       fetch(url, { method: 'POST', body, credentials: 'omit', keepalive }).then(
         (response) =>
-          response.json().then(
-            (json): Answer => [response.status, response.headers.get('retry-after'), json && json.missing],
-            (): Answer => [response.status, response.headers.get('retry-after')]
-          ),
+          response
+            .json()
+            .catch(() => 0)
+            .then((json): Answer => [response.status, response.headers.get('retry-after'), json && json.missing]),
         () => none
       )
     ) || Promise.resolve(none)
