@@ -1,0 +1,62 @@
+// @vitest-environment node
+import { readdirSync, readFileSync } from 'node:fs'
+import { dirname, join, relative } from 'node:path'
+import { describe, expect, it } from 'vitest'
+
+// README "How the code is laid out": each product imports shared/ and nothing of another
+// product, except that the client knows the tracker by its public type.
+const src = join(process.cwd(), 'src')
+const PRODUCTS = ['browser', 'client', 'server', 'shared']
+
+const sources = (folder: string): string[] =>
+  readdirSync(folder, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? sources(join(folder, entry.name)) : entry.name.endsWith('.ts') ? [join(folder, entry.name)] : []
+  )
+
+/** Every import of a file: where it leads (a folder of src, or a package) and whether it is types only. */
+function importsOf(file: string) {
+  const text = readFileSync(file, 'utf8')
+  return [...text.matchAll(/^(?:import|export)( type)? [^;]*? from '([^']+)'/gms)].map(([, typeOnly, specifier]) => {
+    const target = specifier.startsWith('.') ? relative(src, join(dirname(file), specifier)) : specifier
+    return { typeOnly: !!typeOnly, specifier, target, folder: specifier.startsWith('.') ? target.split('/')[0] : 'package' }
+  })
+}
+
+describe('the source tree', () => {
+  it('has one folder per product and one for what they share, with the entries right above them', () => {
+    expect(readdirSync(src, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name).sort()).toEqual(PRODUCTS)
+    expect(readdirSync(src).filter((name) => name.endsWith('.ts')).sort()).toEqual([
+      'client-script.ts',
+      'client.ts',
+      'declarative-script.ts',
+      'index.ts',
+      'script.ts',
+      'server.ts'
+    ])
+  })
+
+  it.each(PRODUCTS)('%s/ imports only itself and shared/ (the client: the tracker by its public type)', (product) => {
+    const wrong: string[] = []
+    for (const file of sources(join(src, product))) {
+      for (const { typeOnly, specifier, target, folder } of importsOf(file)) {
+        const allowed =
+          folder == 'package' ||
+          folder == product ||
+          (folder == 'shared' && product != 'shared') ||
+          (product == 'client' && typeOnly && target == 'browser/types')
+        if (!allowed) wrong.push(`${relative(src, file)} imports ${specifier}`)
+      }
+    }
+    expect(wrong).toEqual([])
+  })
+
+  it('keeps browser-only packages out of shared/ and server/, where Node runs', () => {
+    const browserOnly = ['js-cookie']
+    const found = [...sources(join(src, 'shared')), ...sources(join(src, 'server'))].flatMap((file) =>
+      importsOf(file)
+        .filter(({ specifier }) => browserOnly.includes(specifier))
+        .map(({ specifier }) => `${relative(src, file)} imports ${specifier}`)
+    )
+    expect(found).toEqual([])
+  })
+})
