@@ -4,16 +4,18 @@ import terser from '@rollup/plugin-terser'
 import typescript from '@rollup/plugin-typescript'
 import { dts } from 'rollup-plugin-dts'
 
-// Built anew each time: a file left from an older layout would be packed with the rest.
-rmSync('dist', { recursive: true, force: true })
+// Built anew each time: a file left from an older layout would be packed with the rest. A
+// hook of the first build rather than a statement here, so that importing this config (the
+// bench reads it to measure the script tag) deletes nothing.
+const cleanDist = { name: 'clean-dist', buildStart: () => rmSync('dist', { recursive: true, force: true }) }
 
 // One source, a module build per entry and a script tag per page-facing file. The module
 // builds leave nanoid and js-cookie to the shop's bundler; the script tags carry them, in
 // their browser builds.
-const moduleBuild = (name, external = ['nanoid', 'js-cookie']) => ({
+const moduleBuild = (name, external = ['nanoid', 'js-cookie'], first = false) => ({
   input: `src/${name}.ts`,
   external,
-  plugins: [typescript({ declaration: false, outDir: 'dist' })],
+  plugins: [...(first ? [cleanDist] : []), typescript({ declaration: false, outDir: 'dist' })],
   output: [
     { file: `dist/${name}.mjs`, format: 'es' },
     { file: `dist/${name}.cjs`, format: 'cjs' }
@@ -44,7 +46,7 @@ const scriptTag = (input, file) => ({
 })
 
 export default [
-  moduleBuild('index'),
+  moduleBuild('index', undefined, true),
   moduleBuild('client', []),
   moduleBuild('server'),
   declarations('index'),

@@ -54,6 +54,9 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
   let entries: Entry[] = []
   // Off until consent allows storage (setPersist).
   let persist = false
+  // The JSON text held, kept as events come and go: summing it per event would cost a walk
+  // of the queue on every click.
+  let chars = 0
   let keys = 0
   let wanted = false
   let unlock: (() => void) | undefined
@@ -83,7 +86,11 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
 
   const without = (gone: Entry[]) => {
     const set = new Set(gone)
-    entries = entries.filter((entry) => !set.has(entry))
+    entries = entries.filter((entry) => {
+      if (!set.has(entry)) return true
+      chars -= jsonOf(entry).length
+      return false
+    })
     erase(gone)
     hold(entries.length > 0)
   }
@@ -103,11 +110,10 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
       if (!entries.length) claim()
       hold(true)
       entries.push(entry)
+      chars += jsonOf(entry).length
       write(entry)
-      // Summed here, not kept: on the healthy path the queue holds a batch at most.
       let cut = 0
-      let left = entries.reduce((sum, entry) => sum + jsonOf(entry).length, 0)
-      while (entries.length - cut > MAX_EVENTS || left > MAX_CHARS) left -= jsonOf(entries[cut++]).length
+      for (let left = chars; entries.length - cut > MAX_EVENTS || left > MAX_CHARS; ) left -= jsonOf(entries[cut++]).length
       if (cut) {
         const dropped = entries.slice(0, cut)
         without(dropped)
@@ -152,6 +158,7 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
                 const event = JSON.parse(value.slice(start))
                 if (!event.event_id) throw event
                 entries.push({ event, json: value.slice(start), key, handed: +value.slice(0, start) || undefined })
+                chars += value.length - start
                 adopted++
               } catch {
                 // Written by someone else or cut short: nothing we can send.
@@ -202,8 +209,12 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
           }
         }
       })
-      // A request cut short by the cache may never answer: what it carried is unconfirmed now.
-      entries.forEach((entry) => (entry.sending = false))
+      chars = 0
+      entries.forEach((entry) => {
+        chars += jsonOf(entry).length
+        // A request cut short by the cache may never answer: what it carried is unconfirmed now.
+        entry.sending = false
+      })
       claim()
       hold(entries.length > 0)
     },
@@ -221,6 +232,7 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
     forget() {
       persist = false
       entries = []
+      chars = 0
       attempt(() => {
         if (storage) for (const key of Object.keys(storage)) if (key.startsWith(PREFIX)) storage.removeItem(key)
       })
