@@ -83,7 +83,7 @@ export function createIdentity(options: TrackerOptions, given: Partial<User>): I
   // Read once: Chromium builds navigator.userAgent anew on every read, at a cost per event
   // that is a good part of ours.
   const agent = navigator.userAgent
-  const languages = (navigator.languages && navigator.languages.length ? navigator.languages : [navigator.language]).filter(Boolean)
+  const languages = (navigator.languages?.length ? navigator.languages : [navigator.language]).filter(Boolean)
 
   return {
     // The site's fields (checked: only SPEC's user fields) win over ours.
