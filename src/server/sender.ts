@@ -3,6 +3,8 @@ import { envelope } from '../shared/envelope'
 import { feedbackError } from '../shared/error'
 import { checkUser, validate } from '../shared/rules'
 import type { User } from '../shared/types'
+import { createBackoff } from './backoff'
+import { postBatch } from './post'
 import type { ServerTracker, ServerTrackerOptions } from './types'
 
 /** A queued event and the tries it has had. */
@@ -11,10 +13,24 @@ type Queued = Packed & { tries?: number }
 const BODY_BYTES = 61440
 
 /**
- * Sends events from a shop's backend (Node 18+, global fetch), with the browser's rules. The
- * shop sends most when it is busiest, which is when the collector may struggle: a few requests
- * at a time, and one backoff for the whole sender, so a collector that says "back off" hears a
- * handful of requests per step instead of one per batch.
+ * The shopper of a call from the shop's server, checked: SPEC's user fields, with uid and sid
+ * (the ids the browser had) and, as SPEC asks of calls not made from the shopper's browser,
+ * ip and ua.
+ */
+function serverUser(event: string, user: unknown): User {
+  const checked = checkUser(event, user)
+  for (const field of ['uid', 'sid', 'ip', 'ua'] as const) {
+    if (!checked[field]) {
+      const hint = field == 'ip' || field == 'ua' ? "the shopper's, as SPEC asks for calls not made from their browser" : "the id the shopper's browser had"
+      throw feedbackError(event, 'user.' + field, 'is required on the server: ' + hint)
+    }
+  }
+  return checked as User
+}
+
+/**
+ * Sends events from a shop's backend (Node 18+, global fetch), with the browser's rules: a few
+ * requests at a time, under one backoff for the whole sender (backoff.ts), with bounded memory.
  */
 export function createServerTracker(options: ServerTrackerOptions): ServerTracker {
   const { key, endpoint, maxBatchEvents = 50, flushInterval = 1000, maxInFlight = 4, maxQueuedEvents = 20000, maxAttempts = 6, requestTimeout = 10000 } = options
@@ -24,9 +40,7 @@ export function createServerTracker(options: ServerTrackerOptions): ServerTracke
   let queue: Queued[] = []
   const inFlight = new Set<AbortController>()
   let carried = 0
-  // The shared backoff: failures in a row, and no request starts before `resumeAt`.
-  let failures = 0
-  let resumeAt = 0
+  const backoff = createBackoff()
   let timer: ReturnType<typeof setTimeout> | undefined
   let due = Infinity
   let hurry = false
@@ -69,7 +83,7 @@ export function createServerTracker(options: ServerTrackerOptions): ServerTracke
   /** Starts requests while a slot is free, the backoff allows and a batch is ready (or asked for). */
   function pump() {
     const now = Date.now()
-    if (now < resumeAt) return wake(resumeAt)
+    if (now < backoff.resumeAt()) return wake(backoff.resumeAt())
     while (queue.length && inFlight.size < maxInFlight) {
       // t_client is when the oldest was tracked; a clock set back meanwhile must not hold it longer.
       const oldest = Math.min(queue[0].event.t_client, now)
@@ -88,43 +102,19 @@ export function createServerTracker(options: ServerTrackerOptions): ServerTracke
     const controller = new AbortController()
     inFlight.add(controller)
     carried += batch.length
-    const timeout = setTimeout(() => controller.abort(), requestTimeout)
-    // The backoff step this request started in: the requests of one step fail together, and
-    // count as one failure, not four.
-    const step = failures
-    let status = 0
-    let retryAfter: string | null = null
-    try {
-      const response = await fetch(endpoint + (endpoint.includes('?') ? '&' : '?') + 't_sent=' + Date.now(), {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body,
-        signal: controller.signal
-      })
-      status = response.status
-      retryAfter = response.headers.get('retry-after')
-      // Read to the end, so that the connection can be reused.
-      await response.arrayBuffer().catch(() => {})
-    } catch {
-      // No answer, or none in time: a failure like a 503.
-    }
-    clearTimeout(timeout)
+    const step = backoff.step()
+    const url = endpoint + (endpoint.includes('?') ? '&' : '?') + 't_sent=' + Date.now()
+    const [status, retryAfter] = await postBatch(url, body, requestTimeout, controller)
     carried -= batch.length
     // Given up by close(): already counted there.
     if (!inFlight.delete(controller)) return
     if (status > 199 && status < 300) {
       counts.sent += batch.length
-      failures = 0
+      backoff.succeeded()
     } else if (status > 399 && status < 500 && status != 408 && status != 429) {
       drop(batch.length, 'rejected', 'the collector answered ' + status)
     } else {
-      // Every retryable failure moves the one backoff: Retry-After when the collector gives it,
-      // else exponential from 1 s to 60 s with jitter (half to all of the step).
-      if (failures == step) failures++
-      const seconds = retryAfter ? Number(retryAfter) : NaN
-      const asked = retryAfter && isNaN(seconds) ? Date.parse(retryAfter) - Date.now() : seconds * 1000
-      const wait = asked >= 0 ? asked : Math.min(1000 * 2 ** (failures - 1), 60000) * (0.5 + Math.random() / 2)
-      resumeAt = Math.max(resumeAt, Date.now() + wait)
+      backoff.failed(step, retryAfter)
       const spent = batch.filter((entry) => (entry.tries = (entry.tries || 0) + 1) >= maxAttempts)
       const again = batch.filter((entry) => entry.tries! < maxAttempts)
       if (spent.length) drop(spent.length, 'undelivered', 'the collector answered ' + (status || 'nothing') + ' ' + maxAttempts + ' times')
@@ -158,14 +148,8 @@ export function createServerTracker(options: ServerTrackerOptions): ServerTracke
       if (closed) throw feedbackError(event, undefined, 'was tracked after close()')
       let entry: Queued
       try {
-        const checked = checkUser(event, user)
-        for (const field of ['uid', 'sid', 'ip', 'ua'] as const) {
-          if (!checked[field]) {
-            const hint = field == 'ip' || field == 'ua' ? "the shopper's, as SPEC asks for calls not made from their browser" : "the id the shopper's browser had"
-            throw feedbackError(event, 'user.' + field, 'is required on the server: ' + hint)
-          }
-        }
-        entry = { event: envelope(event, validate(event, properties), key, checked as User) }
+        const shopper = serverUser(event, user)
+        entry = { event: envelope(event, validate(event, properties), key, shopper) }
       } catch (error) {
         dropped.invalid++
         throw error
