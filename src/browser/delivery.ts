@@ -22,7 +22,6 @@ const ADOPT_EVERY = 10000
 
 export type Reason = DropReason | 'too_large' | 'rejected'
 
-
 /**
  * Moves events from the outbox to the collector, once each on a healthy wire.
  *

@@ -10,7 +10,6 @@ const MINUTE = 60000
 // more is silently cut, so we ask for exactly that and renew it on activity.
 const UID_LIFETIME = 400 * 1440 * MINUTE
 
-
 /**
  * The widest domain the browser lets us set a cookie on: the site's registrable domain, so
  * that www.shop.example and checkout.shop.example share one shopper. Browsers refuse public
@@ -67,6 +66,7 @@ export function createIdentity(options: TrackerOptions, given: Partial<User>): I
     // a second of the last renewal the cookie can only be a second fresher, so a burst of
     // events touches it once.
     if (held && held[2] == store && held[1] - lifetime + 1000 > now) return held[0]
+    // Where document.cookie throws (a sandboxed frame, some webviews), memory keeps the ids.
     let id = store ? attempt(() => Cookies.get(name)) : undefined
     if (!id || !OUR_ID.test(id)) id = held && held[1] > now ? held[0] : nanoid()
     memory[name] = [id, now + lifetime, store]
