@@ -210,8 +210,11 @@ export function createDelivery(
     adopt,
     /** Whether an event alone is too large for any request: refused when tracked, never queued. */
     tooLarge: (entry: Entry) => tooLarge(entry, maxBytes),
-    /** An event was queued: a full batch leaves now, anything less after `interval`. */
-    queued: plan,
+    /**
+     * An event was queued: a full batch leaves now, anything less after `interval`. The new
+     * event is due last, so the queue is walked only when it may hold a full batch.
+     */
+    queued: () => (outbox.entries.length < maxEvents ? schedule(Date.now() + interval) : plan()),
     send,
     /** Sends every waiting event now, at most MAX_IN_FLIGHT requests at a time; resolves once none waits or a request failed. */
     flush() {
