@@ -1,5 +1,4 @@
 import { envelope } from '../shared/envelope'
-import { feedbackError } from '../shared/error'
 import { validate } from '../shared/rules'
 import type { EventName } from '../shared/types'
 import type { ConsentControl } from './consent'
@@ -29,15 +28,15 @@ export function createRecorder(settings: TrackerOptions, faults: Faults, outbox:
 
   /** Tracks an event; throws a FeedbackError naming the event, the field and the rule. */
   const record = (event: EventName, input: unknown) => {
-    if (event == 'view-page') {
-      if (input != null && typeof input != 'object') throw feedbackError(event, 'properties', 'must be an object')
-      input = { url: location.href, ref: lastUrl ?? document.referrer, width: innerWidth, height: innerHeight, ...(input as object) }
-    }
+    // Anything but an object is left to the rules, which refuse it by name.
+    if (event == 'view-page' && (input == null || typeof input == 'object'))
+      input = { url: location.href, ref: lastUrl ?? document.referrer, width: innerWidth, height: innerHeight, ...input }
     const properties = validate(event, input)
     if (consent.denied()) return
     if (event == 'view-page') lastUrl = properties.url as string
-    // SPEC "Event kinds": a click-item is sent along with add-to-cart, whichever way it is tracked.
-    if (event == 'add-to-cart') push('click-item', { rid: properties.rid, item_id: properties.item_id, variant_item_id: properties.variant_item_id })
+    // SPEC "Event kinds": a click-item is sent along with add-to-cart, whichever way it is
+    // tracked. Its rules pick its fields out of the add-to-cart's, which passed stricter ones.
+    if (event == 'add-to-cart') push('click-item', validate('click-item', properties))
     push(event, properties)
   }
 
