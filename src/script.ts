@@ -29,11 +29,11 @@ function optionsFromDataset(script: HTMLOrSVGScriptElement | null): TrackerOptio
 }
 
 ;(() => {
+  const global = window as any
   // Not a function: no stub, or an element whose id the browser exposes under that name.
-  const existing = typeof (window as any).discoveryFeedback == 'function' ? (window as any).discoveryFeedback : undefined
+  const stub = typeof global.discoveryFeedback == 'function' ? global.discoveryFeedback : {}
   // Loaded twice: the first copy owns the page, a second tracker would double every event.
-  if (existing && existing.createTracker) return
-  const queued: ArrayLike<unknown>[] = (existing && existing.q) || []
+  if (stub.createTracker) return
   const fromDataset = optionsFromDataset(document.currentScript)
   let tracker: Tracker | undefined
   let waiting: Call[] = []
@@ -47,17 +47,13 @@ function optionsFromDataset(script: HTMLOrSVGScriptElement | null): TrackerOptio
         ? tracker.identify(argument)
         : tracker.track(command as any, argument)
 
-  const start = (options: TrackerOptions) => {
-    tracker = discoveryFeedback.tracker = createTracker(options)
-    waiting.forEach((call) => run(tracker!, call))
-    waiting = []
-  }
-
   const command = (...call: Call) => {
     try {
       if (call[0] !== 'init') return tracker ? run(tracker, call) : void waiting.push(call)
-      if (tracker) console.error('discovery-feedback: init: a tracker already exists on this page')
-      else start(call[1])
+      if (tracker) return console.error('discovery-feedback: init: a tracker already exists on this page')
+      tracker = discoveryFeedback.tracker = createTracker(call[1])
+      waiting.forEach((call) => run(tracker!, call))
+      waiting = []
     } catch (error) {
       // Only a strict tracker throws, or a queued call the page left malformed: shown, never
       // thrown into the page.
@@ -66,8 +62,8 @@ function optionsFromDataset(script: HTMLOrSVGScriptElement | null): TrackerOptio
   }
   const discoveryFeedback = command as unknown as CommandFunction
   discoveryFeedback.createTracker = createTracker
-  ;(window as any).discoveryFeedback = discoveryFeedback
+  global.discoveryFeedback = discoveryFeedback
 
   if (fromDataset) command('init', fromDataset)
-  for (const args of Array.from(queued)) command(...((args && Array.from(args)) || []) as Call)
+  Array.from(stub.q || [], (args: ArrayLike<unknown>) => command(...(Array.from(args || []) as Call)))
 })()
