@@ -29,7 +29,7 @@ export function readOptions(
   const faults = createFaults(settings)
   if (browser && !broken) {
     try {
-      check('init', REQUIRED, settings, '')
+      check('init', REQUIRED, settings, 'options', '')
       if (settings.user != null) user = checkUser('init', settings.user)
     } catch (error) {
       broken = error as FeedbackError
