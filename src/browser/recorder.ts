@@ -1,4 +1,5 @@
 import { envelope } from '../shared/envelope'
+import { feedbackError } from '../shared/error'
 import { validate } from '../shared/rules'
 import type { EventName } from '../shared/types'
 import type { ConsentControl } from './consent'
@@ -14,7 +15,15 @@ import type { TrackerOptions } from './types'
  * the viewport. Until consent, events wait without a user: reading or writing the identity
  * cookies needs consent too. They get the shopper's identity the moment it is granted.
  */
-export function createRecorder(settings: TrackerOptions, faults: Faults, outbox: Outbox, identity: Identity, consent: ConsentControl, delivery: Delivery) {
+export function createRecorder(
+  settings: TrackerOptions,
+  faults: Faults,
+  outbox: Outbox,
+  identity: Identity,
+  consent: ConsentControl,
+  delivery: Delivery,
+  signal: AbortSignal
+) {
   let lastUrl: string | undefined
 
   const push = (event: EventName, properties: Record<string, unknown>) => {
@@ -28,6 +37,7 @@ export function createRecorder(settings: TrackerOptions, faults: Faults, outbox:
 
   /** Tracks an event; throws a FeedbackError naming the event, the field and the rule. */
   const record = (event: EventName, input: unknown) => {
+    if (signal.aborted) throw feedbackError(event, undefined, 'was tracked after destroy()')
     // Anything but an object is left to the rules, which refuse it by name.
     if (event == 'view-page' && (input == null || typeof input == 'object'))
       input = { url: location.href, ref: lastUrl ?? document.referrer, width: innerWidth, height: innerHeight, ...input }

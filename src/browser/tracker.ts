@@ -1,4 +1,3 @@
-import { feedbackError } from '../shared/error'
 import { checkUser, EVENTS } from '../shared/rules'
 import type { EventName, User } from '../shared/types'
 // The outbox first: bundlers lay modules out in the order they are imported, and this order
@@ -9,7 +8,7 @@ import { createDelivery } from './delivery'
 import { createIdentity } from './identity'
 import { followPage } from './lifecycle'
 import { readOptions } from './options'
-import { createRecorder } from './recorder'
+import { createRecorder, type Recorder } from './recorder'
 import type { Consent, Tracker, TrackerOptions } from './types'
 
 /**
@@ -36,15 +35,15 @@ export function createTracker(options: TrackerOptions): Tracker {
     identity &&
     createConsent(settings, outbox!, identity, () => delivery!.wake())
   const delivery = consent && createDelivery(settings, outbox!, faults.drop, counts, consent.granted)
-  const recorder = delivery && createRecorder(settings, faults, outbox!, identity!, consent!, delivery)
+  const recorder = delivery && createRecorder(settings, faults, outbox!, identity!, consent!, delivery, signal)
   if (recorder) followPage(settings, recorder, outbox!, delivery!, guard, signal)
 
-  const record = (event: EventName, input: unknown) => {
-    if (broken) throw broken
-    if (!recorder) return
-    if (signal.aborted) throw feedbackError(event, undefined, 'was tracked after destroy()')
-    recorder.record(event, input)
-  }
+  // Broken options refuse every event with the fault that broke them; without a window there is nothing to do.
+  const record: Recorder['record'] = recorder
+    ? recorder.record
+    : () => {
+        if (broken) throw broken
+      }
   const flush = (): Promise<void> => (delivery ? delivery.flush() : Promise.resolve())
 
   // The public methods: each runs inside the guard, so nothing a caller passes throws into the page.
