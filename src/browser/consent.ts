@@ -1,4 +1,4 @@
-import { feedbackError } from '../shared/error'
+import { expectOneOf } from '../shared/rules'
 import type { Identity } from './identity'
 import type { Outbox } from './outbox'
 import type { Consent, TrackerOptions } from './types'
@@ -23,8 +23,7 @@ export function createConsent(settings: TrackerOptions, outbox: Outbox, identity
     granted: () => state == 'granted',
     denied: () => state == 'denied',
     set(next: Consent) {
-      // includes() compares strictly: an object given here is refused, not converted.
-      if (!STATES.includes(next)) throw feedbackError('consent', 'state', 'must be one of ' + STATES.join(', '))
+      expectOneOf('consent', 'state', STATES, next)
       if (optedOut) return
       state = next
       if (next == 'denied') {

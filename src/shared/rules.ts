@@ -88,16 +88,19 @@ export function check(event: string, schema: Schema, input: any, name: string, p
   return properties
 }
 
+/**
+ * Throws a FeedbackError naming the event, the field and the names it may take unless `value`
+ * is one of them. includes() compares strictly: an object is refused, never converted.
+ */
+export function expectOneOf(event: string | undefined, field: string, names: string[], value: unknown) {
+  if (!names.includes(value as string))
+    throw feedbackError(event, field, 'must be one of ' + names.join(', ') + ', got ' + (isString(value) ? 'an unknown name' : describe(value)))
+}
+
 /** Returns a clean copy of the properties, or throws a FeedbackError naming event, field and rule. */
 export function validate(event: unknown, properties: unknown): Record<string, unknown> {
-  if (!isString(event) || !Object.hasOwn(EVENTS, event)) {
-    throw feedbackError(
-      isString(event) ? event : undefined,
-      'event',
-      'must be one of ' + Object.keys(EVENTS).join(', ') + ', got ' + (isString(event) ? 'an unknown name' : describe(event))
-    )
-  }
-  return check(event, EVENTS[event as EventName], properties, 'properties', '')
+  expectOneOf(isString(event) ? event : undefined, 'event', Object.keys(EVENTS), event)
+  return check(event as EventName, EVENTS[event as EventName], properties, 'properties', '')
 }
 
 /** Checks the identity fields a site gives against SPEC "User object"; returns those given. */
