@@ -8,7 +8,7 @@ import { createDelivery } from './delivery'
 import { createIdentity } from './identity'
 import { followPage } from './lifecycle'
 import { readOptions } from './options'
-import { createRecorder, type Recorder } from './recorder'
+import { createRecorder } from './recorder'
 import type { Consent, Tracker, TrackerOptions } from './types'
 
 /**
@@ -39,16 +39,18 @@ export function createTracker(options: TrackerOptions): Tracker {
   if (recorder) followPage(settings, recorder, outbox!, delivery!, guard, signal)
 
   // Broken options refuse every event with the fault that broke them; without a window there is nothing to do.
-  const record: Recorder['record'] = recorder
-    ? recorder.record
-    : () => {
-        if (broken) throw broken
-      }
+  const track = guard(
+    recorder
+      ? recorder.record
+      : () => {
+          if (broken) throw broken
+        }
+  )
   const flush = (): Promise<void> => (delivery ? delivery.flush() : Promise.resolve())
 
   // The public methods: each runs inside the guard, so nothing a caller passes throws into the page.
   const tracker: Record<string, unknown> = {
-    track: guard(record),
+    track,
     identify: guard((fields: Partial<User>) => {
       const checked = checkUser('identify', fields)
       if (identity) identity.identify(checked)
@@ -72,7 +74,7 @@ export function createTracker(options: TrackerOptions): Tracker {
   }
   // One method per event, named after it: clickSuggestion for click-suggestion, and so on.
   for (const event of Object.keys(EVENTS) as EventName[]) {
-    tracker[event.replace(/-(\w)/g, (_, letter: string) => letter.toUpperCase())] = guard((properties: unknown) => record(event, properties))
+    tracker[event.replace(/-(\w)/g, (_, letter: string) => letter.toUpperCase())] = (properties: unknown) => track(event, properties)
   }
   return tracker as unknown as Tracker
 }
