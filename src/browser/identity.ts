@@ -20,9 +20,10 @@ export function siteDomain(): string | undefined {
   const labels = location.hostname.split('.')
   for (let i = labels.length - 2; i >= 0; i--) {
     const domain = labels.slice(i).join('.')
-    Cookies.set('df_probe', '1', { domain, path: '/', sameSite: 'Lax' })
+    // path=/ is js-cookie's default.
+    Cookies.set('df_probe', '1', { domain, sameSite: 'Lax' })
     if (Cookies.get('df_probe')) {
-      Cookies.remove('df_probe', { domain, path: '/' })
+      Cookies.remove('df_probe', { domain })
       return domain
     }
   }
