@@ -16,8 +16,8 @@ const METHODS = ['flush', 'consent', 'reset']
 type Call = [command: string, ...args: any[]]
 
 function optionsFromDataset(script: HTMLOrSVGScriptElement | null): TrackerOptions | undefined {
-  const data = script && script.dataset
-  if (!data || !data.key) return
+  const data = script?.dataset
+  if (!data?.key) return
   const options: Record<string, unknown> = {}
   // Attributes are text: true, false and whole numbers become what the options expect. The
   // key stays text whatever it looks like.
