@@ -1,5 +1,4 @@
 import type { Delivery } from './delivery'
-import type { Faults } from './faults'
 import { listen, onRestore } from './listen'
 import type { Outbox } from './outbox'
 import { autoViewPages } from './pageviews'
@@ -19,7 +18,6 @@ export function followPage(
   forgetView: () => unknown,
   outbox: Outbox,
   delivery: Delivery,
-  guard: Faults['guard'],
   signal: AbortSignal
 ) {
   listen(window, 'online', delivery.wake, signal)
@@ -41,5 +39,5 @@ export function followPage(
   signal.addEventListener('abort', delivery.stop)
   // What earlier pages left unsent goes first.
   delivery.adopt()
-  if (settings.autoViewPage !== false) autoViewPages(guard(view), signal)
+  if (settings.autoViewPage !== false) autoViewPages(view, signal)
 }

@@ -5,6 +5,7 @@ import type { EventName, User } from '../shared/types'
 // The outbox first: bundlers lay modules out in the order they are imported, and this order
 // compresses smallest (npm run bench and size-limit measure it).
 import { createOutbox } from './outbox'
+import { createFaults } from './faults'
 import { createDelivery } from './delivery'
 import { optedOut, STATES } from './consent'
 import { createIdentity } from './identity'
@@ -22,23 +23,27 @@ import type { Consent, Tracker, TrackerOptions } from './types'
  */
 export function createTracker(options: TrackerOptions): Tracker {
   const browser = typeof window == 'object'
-  const [settings, faults, user, broken] = readOptions(options, browser)
-  const guard = faults.guard
+  const [settings, user, broken] = readOptions(options, browser)
+  const [dropped, report, drop, guard] = createFaults(settings)
+  if (broken) {
+    if (settings.strict) throw broken
+    report(broken)
+  }
   const counts = { sent: 0, retried: 0 }
   // Aborted by destroy(): every listener and history patch goes with it.
   const life = new AbortController()
   const signal = life.signal
 
   // Parts exist only where they can run: in a browser, with options that work.
-  const outbox = browser && !broken ? createOutbox(faults.drop) : undefined
+  const outbox = browser && !broken ? createOutbox(drop) : undefined
   const identity = outbox && createIdentity(settings, user)
-  const blocked = optedOut(settings)
+  const blocked = outbox && optedOut(settings)
   let consent: Consent = blocked ? 'denied' : settings.consent || 'granted'
   const granted = () => consent == 'granted'
   // Storage only with consent, and not in memory mode.
   const persist = () => outbox!.setPersist(granted() && settings.storage != 'memory')
   if (outbox) persist()
-  const delivery = outbox && createDelivery(settings, outbox, faults.drop, counts, granted)
+  const delivery = outbox && createDelivery(settings, outbox, drop, counts, granted)
   let lastUrl: string | undefined
 
   const push = (event: EventName, properties: Record<string, unknown>) => {
@@ -46,7 +51,7 @@ export function createTracker(options: TrackerOptions): Tracker {
     // consent too. They get the shopper's identity the moment it is granted.
     const entry = { event: envelope(event, properties, settings.key, granted() ? identity!.user(true) : (undefined as never)) }
     // Refused now rather than at sending: in the outbox it would take the place of events that can go.
-    if (delivery!.tooLarge(entry)) return faults.drop([entry], 'too_large')
+    if (delivery!.tooLarge(entry)) return drop([entry], 'too_large')
     outbox!.add(entry)
     if (settings.debug) console.log('discovery-feedback:', event, properties)
     delivery!.queued()
@@ -78,12 +83,11 @@ export function createTracker(options: TrackerOptions): Tracker {
     followPage(
       settings,
       // The automatic view-page: skipped when the page's URL is the one last viewed.
-      () => location.href != lastUrl && record('view-page', {}),
+      guard(() => location.href != lastUrl && record('view-page', {})),
       // Back from the back/forward cache: to the shopper a new view, even of the same URL.
       () => (lastUrl = undefined),
       outbox,
       delivery!,
-      guard,
       signal
     )
 
@@ -127,7 +131,7 @@ export function createTracker(options: TrackerOptions): Tracker {
     get user() {
       return identity ? identity.user(granted()) : ({ uid: '', sid: '' } as User)
     },
-    stats: () => ({ queued: outbox ? outbox.entries.length : 0, ...counts, dropped: { ...faults.dropped } }),
+    stats: () => ({ queued: outbox ? outbox.entries.length : 0, ...counts, dropped: { ...dropped } }),
     flush,
     destroy: guard(() => {
       if (signal.aborted) return
