@@ -34,25 +34,24 @@ function optionsFromDataset(script: HTMLOrSVGScriptElement | null): TrackerOptio
   const stub = typeof global.discoveryFeedback == 'function' ? global.discoveryFeedback : {}
   // Loaded twice: the first copy owns the page, a second tracker would double every event.
   if (stub.createTracker) return
-  const fromDataset = optionsFromDataset(document.currentScript)
   let tracker: Tracker | undefined
   let waiting: Call[] = []
 
   // Strict comparisons (includes() is one): a command that is an object must reach the rules,
   // not have its toString run here.
-  const run = (tracker: Tracker, [command, argument]: Call) =>
+  const run = ([command, argument]: Call) =>
     METHODS.includes(command)
       ? (tracker as any)[command](argument)
       : command === 'user'
-        ? tracker.identify(argument)
-        : tracker.track(command as any, argument)
+        ? tracker!.identify(argument)
+        : tracker!.track(command as any, argument)
 
   const command = (...call: Call) => {
     try {
-      if (call[0] !== 'init') return tracker ? run(tracker, call) : void waiting.push(call)
+      if (call[0] !== 'init') return tracker ? run(call) : void waiting.push(call)
       if (tracker) return console.error('discovery-feedback: init: a tracker already exists on this page')
       tracker = discoveryFeedback.tracker = createTracker(call[1])
-      waiting.forEach((call) => run(tracker!, call))
+      waiting.forEach(run)
       waiting = []
     } catch (error) {
       // Only a strict tracker throws, or a queued call the page left malformed: shown, never
@@ -64,6 +63,7 @@ function optionsFromDataset(script: HTMLOrSVGScriptElement | null): TrackerOptio
   discoveryFeedback.createTracker = createTracker
   global.discoveryFeedback = discoveryFeedback
 
+  const fromDataset = optionsFromDataset(document.currentScript)
   if (fromDataset) command('init', fromDataset)
   Array.from(stub.q || [], (args: ArrayLike<unknown>) => command(...(Array.from(args || []) as Call)))
 })()
