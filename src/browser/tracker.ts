@@ -102,8 +102,9 @@ export function createTracker(options: TrackerOptions): Tracker {
       if (identity) identity.identify(checked)
     }),
     consent: guard((next: Consent) => {
+      if (!outbox) return
       expectOneOf('consent', 'state', STATES, next)
-      if (blocked || !outbox) return
+      if (blocked) return
       consent = next
       if (next == 'denied') {
         // Withdrawn: nothing of ours stays behind, and nothing more is stored or sent.
