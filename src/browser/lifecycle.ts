@@ -5,12 +5,12 @@ import { autoViewPages } from './pageviews'
 import type { TrackerOptions } from './types'
 
 /**
- * Wires the page's life cycle to delivery, the outbox and the automatic view-page (`view`), until
- * `signal` aborts (destroy()). Turning hidden is the last moment a browser reliably lets us
- * send (mobile browsers never fire unload); pagehide also covers navigations where
- * visibilitychange does not fire. unload and beforeunload are never used: they keep a page
- * out of the back/forward cache. Back from that cache, the page takes back what nobody
- * adopted meanwhile, and its next view is a new one.
+ * Wires the page's life cycle to delivery, the outbox and the automatic view-page (`view`,
+ * guarded by the tracker), until `signal` aborts (destroy()). Turning hidden is the last
+ * moment a browser reliably lets us send (mobile browsers never fire unload); pagehide also
+ * covers navigations where visibilitychange does not fire. unload and beforeunload are never
+ * used: they keep a page out of the back/forward cache. Back from that cache, the page takes
+ * back what nobody adopted meanwhile, and its next view is a new one (`forgetView`).
  */
 export function followPage(
   settings: TrackerOptions,

@@ -14,9 +14,9 @@ import { readOptions } from './options'
 import type { Consent, Tracker, TrackerOptions } from './types'
 
 /**
- * Creates a tracker from its parts: the options, read once; the outbox that keeps events;
- * the shopper's identity; delivery; the page's life cycle. The tracker itself holds what its
- * methods share: the consent state (consent.ts) and the last page viewed. Bad options are
+ * Creates a tracker from its parts: the options, read once; its faults; the outbox that keeps
+ * events; the shopper's identity; delivery; the page's life cycle. The tracker itself holds
+ * what its methods share: the consent state (consent.ts) and the last page viewed. Bad options are
  * reported, never thrown (unless `strict`): every call is then refused with the same clear
  * message, and the host page keeps running. Where there is no `window` (server rendering)
  * every call does nothing.
