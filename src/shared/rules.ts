@@ -40,8 +40,8 @@ const isString = (value: unknown): value is string => typeof value == 'string'
 const filled = (value: unknown) => isString(value) && value != ''
 
 const KINDS: Record<string, [test: (value: any) => boolean, rule: string]> = {
-  // Not an array: SPEC's properties and line items are objects of named fields.
-  o: [(value) => value && typeof value == 'object' && !Array.isArray(value), 'an object'],
+  // Not null nor an array (described as one): SPEC's properties and line items are objects of named fields.
+  o: [(value) => value && describe(value) == 'object', 'an object'],
   s: [filled, 'a non-empty string'],
   r: [isString, 'a string'],
   n: [Number.isFinite, 'a finite number'],
