@@ -66,5 +66,5 @@ function optionsFromDataset(script: HTMLOrSVGScriptElement | null): TrackerOptio
   const fromDataset = optionsFromDataset(document.currentScript)
   if (fromDataset) command('init', fromDataset)
   // Array.from with one argument only: Prototype.js replaces it with a version that takes no map function.
-  for (const args of Array.from(stub.q || []) as ArrayLike<unknown>[]) command(...((args && Array.from(args)) || []) as Call)
+  ;(Array.from(stub.q || []) as ArrayLike<unknown>[]).forEach((args) => command(...(Array.from(args || []) as Call)))
 })()
