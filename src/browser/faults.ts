@@ -14,10 +14,11 @@ const WHY: Record<Reason, string> = {
 
 /**
  * Where every fault of a tracker ends: counted, shown in the console for the developer and
- * handed to `onError` for the shop's monitoring. Returns the counts by reason, the report, the
- * drop of events and the guard of public methods, for the tracker to hand on.
+ * handed to `onError` for the shop's monitoring. Options that break the tracker (`broken`) are
+ * reported at once, or thrown when `strict`. Returns the counts by reason, the drop of events
+ * and the guard of public methods, for the tracker to hand on.
  */
-export function createFaults({ onError, strict }: TrackerOptions) {
+export function createFaults({ onError, strict }: TrackerOptions, broken?: FeedbackError) {
   const dropped: Stats['dropped'] = { invalid: 0, too_large: 0, rejected: 0, overflow: 0, expired: 0 }
 
   const report = (error: FeedbackError) => {
@@ -62,5 +63,9 @@ export function createFaults({ onError, strict }: TrackerOptions) {
       }
     }
 
-  return [dropped, report, drop, guard] as const
+  if (broken) {
+    if (strict) throw broken
+    report(broken)
+  }
+  return [dropped, drop, guard] as const
 }

@@ -24,11 +24,7 @@ import type { Consent, Tracker, TrackerOptions } from './types'
 export function createTracker(options: TrackerOptions): Tracker {
   const browser = typeof window == 'object'
   const [settings, user, broken] = readOptions(options, browser)
-  const [dropped, report, drop, guard] = createFaults(settings)
-  if (broken) {
-    if (settings.strict) throw broken
-    report(broken)
-  }
+  const [dropped, drop, guard] = createFaults(settings, broken)
   const counts = { sent: 0, retried: 0 }
   // Aborted by destroy(): every listener and history patch goes with it.
   const life = new AbortController()
