@@ -1,16 +1,16 @@
 import { checkUser, EVENTS, expectOneOf, validate } from '../shared/rules'
-import { readOptions } from './options'
 import { envelope } from '../shared/envelope'
+import { feedbackError } from '../shared/error'
 import type { EventName, User } from '../shared/types'
 // The outbox first: bundlers lay modules out in the order they are imported, and this order
 // compresses smallest (npm run bench and size-limit measure it).
-import { feedbackError } from '../shared/error'
 import { createOutbox } from './outbox'
 import { createFaults } from './faults'
+import { createDelivery } from './delivery'
 import { optedOut, STATES } from './consent'
 import { createIdentity } from './identity'
 import { followPage } from './lifecycle'
-import { createDelivery } from './delivery'
+import { readOptions } from './options'
 import type { Consent, Tracker, TrackerOptions } from './types'
 
 /**
@@ -24,11 +24,7 @@ import type { Consent, Tracker, TrackerOptions } from './types'
 export function createTracker(options: TrackerOptions): Tracker {
   const browser = typeof window == 'object'
   const [settings, user, broken] = readOptions(options, browser)
-  const [dropped, report, drop, guard] = createFaults(settings)
-  if (broken) {
-    if (settings.strict) throw broken
-    report(broken)
-  }
+  const [dropped, drop, guard] = createFaults(settings, broken)
   const counts = { sent: 0, retried: 0 }
   // Aborted by destroy(): every listener and history patch goes with it.
   const life = new AbortController()
@@ -112,7 +108,7 @@ export function createTracker(options: TrackerOptions): Tracker {
         identity!.forget()
         return
       }
-      if (next == 'granted') {
+      if (granted()) {
         // Events tracked while pending get the shopper's identity now.
         for (const entry of outbox.entries) {
           if (!entry.event.user) {
@@ -122,7 +118,7 @@ export function createTracker(options: TrackerOptions): Tracker {
         }
       }
       persist()
-      if (next == 'granted') delivery!.wake()
+      if (granted()) delivery!.wake()
     }),
     reset: guard(() => {
       // Logout on a shared computer: what the last shopper did leaves under their ids first.
