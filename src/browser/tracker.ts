@@ -108,7 +108,7 @@ export function createTracker(options: TrackerOptions): Tracker {
         identity!.forget()
         return
       }
-      if (granted()) {
+      if (next == 'granted') {
         // Events tracked while pending get the shopper's identity now.
         for (const entry of outbox.entries) {
           if (!entry.event.user) {
@@ -118,7 +118,7 @@ export function createTracker(options: TrackerOptions): Tracker {
         }
       }
       persist()
-      if (granted()) delivery!.wake()
+      if (next == 'granted') delivery!.wake()
     }),
     reset: guard(() => {
       // Logout on a shared computer: what the last shopper did leaves under their ids first.
