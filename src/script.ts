@@ -16,8 +16,8 @@ const METHODS = ['flush', 'consent', 'reset']
 type Call = [command: string, ...args: any[]]
 
 function optionsFromDataset(script: HTMLOrSVGScriptElement | null): TrackerOptions | undefined {
-  const data = script && script.dataset
-  if (!data || !data.key) return
+  const data = script?.dataset
+  if (!data?.key) return
   const options: Record<string, unknown> = {}
   // Attributes are text: true, false and whole numbers become what the options expect. The
   // key stays text whatever it looks like.
@@ -29,35 +29,30 @@ function optionsFromDataset(script: HTMLOrSVGScriptElement | null): TrackerOptio
 }
 
 ;(() => {
+  const global = window as any
   // Not a function: no stub, or an element whose id the browser exposes under that name.
-  const existing = typeof (window as any).discoveryFeedback == 'function' ? (window as any).discoveryFeedback : undefined
+  const stub = typeof global.discoveryFeedback == 'function' ? global.discoveryFeedback : {}
   // Loaded twice: the first copy owns the page, a second tracker would double every event.
-  if (existing && existing.createTracker) return
-  const queued: ArrayLike<unknown>[] = (existing && existing.q) || []
-  const fromDataset = optionsFromDataset(document.currentScript)
+  if (stub.createTracker) return
   let tracker: Tracker | undefined
   let waiting: Call[] = []
 
   // Strict comparisons (includes() is one): a command that is an object must reach the rules,
   // not have its toString run here.
-  const run = (tracker: Tracker, [command, argument]: Call) =>
+  const run = ([command, argument]: Call) =>
     METHODS.includes(command)
       ? (tracker as any)[command](argument)
       : command === 'user'
-        ? tracker.identify(argument)
-        : tracker.track(command as any, argument)
-
-  const start = (options: TrackerOptions) => {
-    tracker = discoveryFeedback.tracker = createTracker(options)
-    waiting.forEach((call) => run(tracker!, call))
-    waiting = []
-  }
+        ? tracker!.identify(argument)
+        : tracker!.track(command as any, argument)
 
   const command = (...call: Call) => {
     try {
-      if (call[0] !== 'init') return tracker ? run(tracker, call) : void waiting.push(call)
-      if (tracker) console.error('discovery-feedback: init: a tracker already exists on this page')
-      else start(call[1])
+      if (call[0] !== 'init') return tracker ? run(call) : void waiting.push(call)
+      if (tracker) return console.error('discovery-feedback: init: a tracker already exists on this page')
+      tracker = discoveryFeedback.tracker = createTracker(call[1])
+      waiting.forEach(run)
+      waiting = []
     } catch (error) {
       // Only a strict tracker throws, or a queued call the page left malformed: shown, never
       // thrown into the page.
@@ -66,8 +61,10 @@ function optionsFromDataset(script: HTMLOrSVGScriptElement | null): TrackerOptio
   }
   const discoveryFeedback = command as unknown as CommandFunction
   discoveryFeedback.createTracker = createTracker
-  ;(window as any).discoveryFeedback = discoveryFeedback
+  global.discoveryFeedback = discoveryFeedback
 
+  const fromDataset = optionsFromDataset(document.currentScript)
   if (fromDataset) command('init', fromDataset)
-  for (const args of Array.from(queued)) command(...((args && Array.from(args)) || []) as Call)
+  // Array.from with one argument only: Prototype.js replaces it with a version that takes no map function.
+  ;(Array.from(stub.q || []) as ArrayLike<unknown>[]).forEach((args) => command(...(Array.from(args || []) as Call)))
 })()

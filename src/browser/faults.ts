@@ -14,9 +14,11 @@ const WHY: Record<Reason, string> = {
 
 /**
  * Where every fault of a tracker ends: counted, shown in the console for the developer and
- * handed to `onError` for the shop's monitoring.
+ * handed to `onError` for the shop's monitoring. Options that break the tracker (`broken`) are
+ * reported at once, or thrown when `strict`. Returns the counts by reason, the drop of events
+ * and the guard of public methods, for the tracker to hand on.
  */
-export function createFaults({ onError, strict }: Pick<TrackerOptions, 'onError' | 'strict'>) {
+export function createFaults({ onError, strict }: TrackerOptions, broken?: FeedbackError) {
   const dropped: Stats['dropped'] = { invalid: 0, too_large: 0, rejected: 0, overflow: 0, expired: 0 }
 
   const report = (error: FeedbackError) => {
@@ -25,46 +27,45 @@ export function createFaults({ onError, strict }: Pick<TrackerOptions, 'onError'
     attempt(() => onError && onError(error))
   }
 
-  return {
-    dropped,
-    report,
-
-    /** Events given up after they were accepted: counted by reason and reported. */
-    drop(entries: Entry[], reason: Reason, detail?: string) {
-      dropped[reason] += entries.length
-      const one = entries.length == 1
-      report(
-        feedbackError(
-          one ? entries[0].event.event : undefined,
-          undefined,
-          (one ? 'event' : entries.length + ' events') + ' dropped: ' + WHY[reason] + (detail ? ', ' + detail : '')
-        )
+  /** Events given up after they were accepted: counted by reason and reported. */
+  const drop = (entries: Entry[], reason: Reason, detail?: string) => {
+    dropped[reason] += entries.length
+    const one = entries.length == 1
+    report(
+      feedbackError(
+        one ? entries[0].event.event : undefined,
+        undefined,
+        (one ? 'event' : entries.length + ' events') + ' dropped: ' + WHY[reason] + (detail ? ', ' + detail : '')
       )
-    },
-
-    /**
-     * Public methods run inside this: nothing a caller's data throws reaches the page, except
-     * in strict mode. What was thrown may itself throw when read (a getter throwing
-     * `Object.create(null)`, an error whose toString throws), so it is read inside a guard too.
-     */
-    guard:
-      <A extends unknown[], R>(method: (...args: A) => R) =>
-      (...args: A): R | undefined => {
-        try {
-          return method(...args)
-        } catch (caught) {
-          let error = caught as FeedbackError
-          try {
-            if (!(caught && (caught as FeedbackError).name == 'FeedbackError')) error = feedbackError(undefined, undefined, 'failed: ' + caught)
-          } catch {
-            error = feedbackError(undefined, undefined, 'failed: ' + typeof caught + ' thrown')
-          }
-          dropped.invalid++
-          if (strict) throw error
-          report(error)
-        }
-      }
+    )
   }
-}
 
-export type Faults = ReturnType<typeof createFaults>
+  /**
+   * Public methods run inside this: nothing a caller's data throws reaches the page, except
+   * in strict mode. What was thrown may itself throw when read (a getter throwing
+   * `Object.create(null)`, an error whose toString throws), so it is read inside a guard too.
+   */
+  const guard =
+    <A extends unknown[], R>(method: (...args: A) => R) =>
+    (...args: A): R | undefined => {
+      try {
+        return method(...args)
+      } catch (caught) {
+        let error = caught as FeedbackError
+        try {
+          if (!(caught && (caught as FeedbackError).name == 'FeedbackError')) error = feedbackError(undefined, undefined, 'failed: ' + caught)
+        } catch {
+          error = feedbackError(undefined, undefined, 'failed: ' + typeof caught + ' thrown')
+        }
+        dropped.invalid++
+        if (strict) throw error
+        report(error)
+      }
+    }
+
+  if (broken) {
+    if (strict) throw broken
+    report(broken)
+  }
+  return [dropped, drop, guard] as const
+}

@@ -20,9 +20,10 @@ export function siteDomain(): string | undefined {
   const labels = location.hostname.split('.')
   for (let i = labels.length - 2; i >= 0; i--) {
     const domain = labels.slice(i).join('.')
-    Cookies.set('df_probe', '1', { domain, path: '/', sameSite: 'Lax' })
+    // path=/ is js-cookie's default.
+    Cookies.set('df_probe', '1', { domain, sameSite: 'Lax' })
     if (Cookies.get('df_probe')) {
-      Cookies.remove('df_probe', { domain, path: '/' })
+      Cookies.remove('df_probe', { domain })
       return domain
     }
   }
@@ -48,16 +49,28 @@ export interface Identity {
  */
 export function createIdentity(options: TrackerOptions, given: Partial<User>): Identity {
   const cookies = options.storage != 'memory'
-  const attributes: Cookies.CookieAttributes = {
-    path: '/',
-    sameSite: options.cookieSameSite || 'Lax',
-    secure: options.cookieSecure ?? location.protocol == 'https:'
-  }
   let domain = options.cookieDomain
   const sessionLength = (options.sessionMinutes || 30) * MINUTE
   // Where cookies are blocked or not allowed, memory keeps the ids steady for this page,
   // with the same expiry.
   const memory: Record<string, [id: string, expires: number, stored: boolean]> = {}
+
+  /**
+   * Writes one of our cookies; an empty value with an expiry in the past (-1 day) deletes it.
+   * Where document.cookie throws (a sandboxed frame, some webviews), memory keeps the ids.
+   */
+  const write = (name: string, id: string, expires: Date | number) =>
+    attempt(() => {
+      // Found on first use, not at creation: probing writes cookies, which needs consent too.
+      if (domain == 'auto') domain = siteDomain()
+      Cookies.set(name, id, {
+        path: '/',
+        sameSite: options.cookieSameSite || 'Lax',
+        secure: options.cookieSecure ?? location.protocol == 'https:',
+        domain,
+        expires
+      })
+    })
 
   const keep = (name: string, lifetime: number, store: boolean): string => {
     const now = Date.now()
@@ -66,17 +79,10 @@ export function createIdentity(options: TrackerOptions, given: Partial<User>): I
     // a second of the last renewal the cookie can only be a second fresher, so a burst of
     // events touches it once.
     if (held && held[2] == store && held[1] - lifetime + 1000 > now) return held[0]
-    // Where document.cookie throws (a sandboxed frame, some webviews), memory keeps the ids.
-    let id = store ? attempt(() => Cookies.get(name)) : undefined
+    let id = store && attempt(() => Cookies.get(name))
     if (!id || !OUR_ID.test(id)) id = held && held[1] > now ? held[0] : nanoid()
     memory[name] = [id, now + lifetime, store]
-    if (store) {
-      attempt(() => {
-        // Found on first use, not at creation: probing writes cookies, which needs consent too.
-        if (domain == 'auto') domain = siteDomain()
-        Cookies.set(name, id!, { ...attributes, domain, expires: new Date(now + lifetime) })
-      })
-    }
+    if (store) write(name, id, new Date(now + lifetime))
     return id
   }
 
@@ -104,10 +110,7 @@ export function createIdentity(options: TrackerOptions, given: Partial<User>): I
       }
       for (const name of [UID_COOKIE, SID_COOKIE]) {
         delete memory[name]
-        attempt(() => {
-          if (domain == 'auto') domain = siteDomain()
-          Cookies.remove(name, { path: '/', domain })
-        })
+        write(name, '', -1)
       }
     }
   }

@@ -1,7 +1,6 @@
 import { feedbackError } from '../shared/error'
 import { check, checkUser } from '../shared/rules'
 import type { FeedbackError, User } from '../shared/types'
-import { createFaults, type Faults } from './faults'
 import type { TrackerOptions } from './types'
 
 // What a tracker cannot work without.
@@ -9,15 +8,15 @@ const REQUIRED = { key: 's', endpoint: 's' }
 
 /**
  * Reads a tracker's options once, into a copy: getters on the caller's object run here,
- * inside a guard, and never again. Bad options are reported, never thrown (unless `strict`).
- * Returns the settings, the tracker's faults, the shopper fields the site gave, and the
- * fault that breaks the tracker, if any: every call is then refused with it. Without a
- * window (server rendering) nothing is checked, as nothing will run.
+ * inside a guard, and never again. Returns the settings, the shopper fields the site gave, and
+ * the fault that breaks the tracker, if any: the tracker reports it (throws it when `strict`)
+ * and refuses every call with it. Without a window (server rendering) nothing is checked, as
+ * nothing will run.
  */
 export function readOptions(
   options: TrackerOptions,
   browser: boolean
-): [settings: TrackerOptions, faults: Faults, user: Partial<User>, broken?: FeedbackError] {
+): [settings: TrackerOptions, user: Partial<User>, broken?: FeedbackError] {
   let settings = {} as TrackerOptions
   let user: Partial<User> = {}
   let broken: FeedbackError | undefined
@@ -26,18 +25,13 @@ export function readOptions(
   } catch {
     broken = feedbackError('init', 'options', 'could not be read')
   }
-  const faults = createFaults(settings)
   if (browser && !broken) {
     try {
-      check('init', REQUIRED, settings, '')
+      check('init', REQUIRED, settings, 'options', '')
       if (settings.user != null) user = checkUser('init', settings.user)
     } catch (error) {
       broken = error as FeedbackError
     }
   }
-  if (broken) {
-    if (settings.strict) throw broken
-    faults.report(broken)
-  }
-  return [settings, faults, user, broken]
+  return [settings, user, broken]
 }

@@ -8,6 +8,8 @@ import { onNavigate } from './navigation'
  * later, where it can see whether that URL was just viewed.
  */
 export function autoViewPages(view: () => void, signal: AbortSignal) {
+  // The signal is checked when the timer fires: it may have been set before destroy(), or by a
+  // history wrapper that another script kept in its chain.
   const soon = () => setTimeout(() => signal.aborted || view())
   onNavigate(soon, signal)
   onRestore(soon, signal)

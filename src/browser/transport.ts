@@ -18,17 +18,15 @@ export type Answer = [status: number, retryAfter?: string | null, missing?: unkn
  * keepalive lets it finish after the page leaves; it shares sendBeacon's 64 KiB budget.
  */
 export function post(url: string, body: string, keepalive: boolean): Promise<Answer> {
-  const none: Answer = [0]
-  return (
-    attempt(() =>
-      fetch(url, { method: 'POST', body, credentials: 'omit', keepalive }).then(
-        (response) =>
-          response
-            .json()
-            .catch(() => 0)
-            .then((json): Answer => [response.status, response.headers.get('retry-after'), json && json.missing]),
-        () => none
-      )
-    ) || Promise.resolve(none)
-  )
+  // A fetch that a page replaced may throw, or return something that is not a response: the
+  // executor and the catch turn either into no answer, and fetch is still called now, before
+  // the page can go.
+  return new Promise<Response>((resolve) => resolve(fetch(url, { method: 'POST', body, credentials: 'omit', keepalive })))
+    .then((response) =>
+      response
+        .json()
+        .catch(() => 0)
+        .then((json): Answer => [response.status, response.headers.get('retry-after'), json && json.missing])
+    )
+    .catch((): Answer => [0])
 }

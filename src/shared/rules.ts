@@ -37,16 +37,19 @@ export const EVENTS: Record<EventName, Schema> = {
 const USER: Schema = { uid: 'u?', sid: 'u?', email: 'r?', ip: 'r?', ua: 'r?', lang: 'a?' }
 
 const isString = (value: unknown): value is string => typeof value == 'string'
+const filled = (value: unknown) => isString(value) && value != ''
 
 const KINDS: Record<string, [test: (value: any) => boolean, rule: string]> = {
-  s: [(value) => isString(value) && value != '', 'a non-empty string'],
+  // Not null nor an array (described as one): SPEC's properties and line items are objects of named fields.
+  o: [(value) => value && describe(value) == 'object', 'an object'],
+  s: [filled, 'a non-empty string'],
   r: [isString, 'a string'],
-  n: [(value) => typeof value == 'number' && isFinite(value), 'a finite number'],
+  n: [Number.isFinite, 'a finite number'],
   i: [(value) => Number.isInteger(value) && value >= 0, 'a non-negative integer'],
   q: [(value) => Number.isInteger(value) && value > 0, 'a positive integer'],
   l: [Array.isArray, 'an array of line items'],
   // SPEC "User object": any non-empty string of at most 32 characters.
-  u: [(value) => isString(value) && value != '' && value.length <= 32, 'a string of 1 to 32 characters'],
+  u: [(value) => filled(value) && value.length <= 32, 'a string of 1 to 32 characters'],
   a: [(value) => Array.isArray(value) && value.every(isString), 'an array of language codes']
 }
 
@@ -54,45 +57,51 @@ const KINDS: Record<string, [test: (value: any) => boolean, rule: string]> = {
 // so no shopper data ends up in a console or an error tracker.
 const describe = (value: unknown) => (typeof value == 'number' ? String(value) : Array.isArray(value) ? 'array' : typeof value)
 
+/** Throws a FeedbackError naming the event, the field and the rule unless `value` is of `kind`. */
+function expectKind(event: string, name: string, kind: string, value: unknown) {
+  const [test, rule] = KINDS[kind]
+  if (!test(value)) throw feedbackError(event, name, 'must be ' + rule + ', got ' + describe(value))
+}
+
 /**
- * Checks `input` against a schema and returns a copy of the fields it defines, or throws a
- * FeedbackError naming the event, the field (after `path`) and the rule.
+ * Checks the object `input`, called `name` in messages, against a schema and returns a copy of
+ * the fields it defines, or throws a FeedbackError naming the event, the field (after
+ * `prefix`) and the rule.
  */
-export function check(event: string, schema: Schema, input: any, path: string): Record<string, unknown> {
-  if (!input || typeof input != 'object' || Array.isArray(input)) {
-    throw feedbackError(event, path ? path.slice(0, -1) : 'properties', 'must be an object, got ' + describe(input))
-  }
+export function check(event: string, schema: Schema, input: any, name: string, prefix = name + '.'): Record<string, unknown> {
+  expectKind(event, name, 'o', input)
   // Only the fields SPEC defines are copied: the caller may reuse or change its object after
   // the call, and the queued event must stay as it was when tracked.
   const properties: Record<string, unknown> = {}
   // Own keys: a page that adds an enumerable property to Object.prototype must not add a field.
   for (const field of Object.keys(schema)) {
-    const kind = schema[field]
+    const [kind, optional] = schema[field]
     const value = input[field]
-    const name = path + field
+    const name = prefix + field
     if (value == null) {
-      if (kind[1] != '?') throw feedbackError(event, name, 'is required')
+      if (!optional) throw feedbackError(event, name, 'is required')
       continue
     }
-    const [test, rule] = KINDS[kind[0]]
-    if (!test(value)) throw feedbackError(event, name, 'must be ' + rule + ', got ' + describe(value))
-    properties[field] =
-      kind[0] == 'l' ? (value as unknown[]).map((item, index) => check(event, LINE_ITEM, item, name + '[' + index + '].')) : value
+    expectKind(event, name, kind, value)
+    properties[field] = kind == 'l' ? (value as unknown[]).map((item, index) => check(event, LINE_ITEM, item, name + '[' + index + ']')) : value
   }
   return properties
 }
 
+/**
+ * Throws a FeedbackError naming the event, the field and the names it may take unless `value`
+ * is one of them. includes() compares strictly: an object is refused, never converted.
+ */
+export function expectOneOf(event: string | undefined, field: string, names: string[], value: unknown) {
+  if (!names.includes(value as string))
+    throw feedbackError(event, field, 'must be one of ' + names.join(', ') + ', got ' + (isString(value) ? 'an unknown name' : describe(value)))
+}
+
 /** Returns a clean copy of the properties, or throws a FeedbackError naming event, field and rule. */
 export function validate(event: unknown, properties: unknown): Record<string, unknown> {
-  if (!isString(event) || !Object.hasOwn(EVENTS, event)) {
-    throw feedbackError(
-      isString(event) ? event : undefined,
-      'event',
-      'must be one of ' + Object.keys(EVENTS).join(', ') + ', got ' + (isString(event) ? 'an unknown name' : describe(event))
-    )
-  }
-  return check(event, EVENTS[event as EventName], properties, '')
+  expectOneOf(isString(event) ? event : undefined, 'event', Object.keys(EVENTS), event)
+  return check(event as EventName, EVENTS[event as EventName], properties, 'properties', '')
 }
 
 /** Checks the identity fields a site gives against SPEC "User object"; returns those given. */
-export const checkUser = (event: string, user: unknown): Partial<User> => check(event, USER, user, 'user.')
+export const checkUser = (event: string, user: unknown): Partial<User> => check(event, USER, user, 'user')

@@ -88,7 +88,7 @@ describe('consent: denied', () => {
     const onError = vi.fn()
     vi.spyOn(console, 'error').mockImplementation(() => {})
     make({ onError }).consent('yes' as never)
-    expect(onError.mock.calls[0][0].message).toBe('discovery-feedback: consent: state must be one of granted, pending, denied')
+    expect(onError.mock.calls[0][0].message).toBe('discovery-feedback: consent: state must be one of granted, pending, denied, got an unknown name')
   })
 })
 
