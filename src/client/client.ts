@@ -1,14 +1,14 @@
 import { discoveryError } from './error'
 import { encode } from '../shared/json'
 import { remember, ridFor } from './rids'
-import type { ClientOptions, DiscoveryClient, DiscoveryError, LinkedTracker, Meta, RequestOptions } from './types'
+import type { ClientOptions, DiscoveryClient, DiscoveryError, LinkedTracker, RequestOptions } from './types'
 import type { Tracker } from '../browser/types'
 
-// The events whose rid links back to a response, and which of its ids shows the link. The
-// tracker's method for each is its name in camelCase.
-const LINKED: Record<string, 'item' | 'suggestion'> = {
-  'click-item': 'item',
-  'add-to-cart': 'item',
+// The events whose rid links back to a response, and the property that carries what it showed.
+// The tracker's method for each is its name in camelCase.
+const LINKED: Record<string, 'item_id' | 'suggestion'> = {
+  'click-item': 'item_id',
+  'add-to-cart': 'item_id',
   'click-suggestion': 'suggestion',
   redirect: 'suggestion'
 }
@@ -16,8 +16,8 @@ const linked = new WeakSet<Tracker>()
 
 function fillRid(event: string, properties: any) {
   try {
-    const kind = Object.hasOwn(LINKED, event) && LINKED[event]
-    const rid = kind && typeof properties == 'object' && properties.rid == null && ridFor(kind, properties[kind == 'item' ? 'item_id' : kind])
+    const property = Object.hasOwn(LINKED, event) && LINKED[event]
+    const rid = property && typeof properties == 'object' && properties.rid == null && ridFor(property, properties[property])
     return rid ? { ...properties, rid } : properties
   } catch {
     // null, or properties that throw when read: the tracker's rules read them again and report it.
@@ -75,7 +75,8 @@ export function createClient(options: ClientOptions): DiscoveryClient {
   tracker()
 
   function request(route: string, body: Record<string, unknown>, { signal }: RequestOptions = {}): Promise<unknown> {
-    const fail = (kind: DiscoveryError['kind'], message: string, status?: number) => discoveryError(kind, route, message, status)
+    const fail = (kind: DiscoveryError['kind'], message: string, status?: number) =>
+      discoveryError(route + ': ' + message + (status ? ' (HTTP ' + status + ')' : ''), { kind, route, status })
     const now = Date.now()
     const payload: Record<string, unknown> = {
       user: tracker()?.user || options.user,
@@ -86,6 +87,8 @@ export function createClient(options: ClientOptions): DiscoveryClient {
     // One controller per request: concurrent requests never cancel each other.
     const controller = new AbortController()
     const own = controller.signal
+    // The service's answer once there is one, for the status of an error.
+    let answered: Response | undefined
     let answer: Promise<any>
     if (options.jsonp) {
       // GET with a callback, for services reached by a script element (SPEC "General rules" 3).
@@ -97,8 +100,9 @@ export function createClient(options: ClientOptions): DiscoveryClient {
       const script = document.createElement('script')
       answer = new Promise((resolve, reject) => {
         ;(window as any)[name] = resolve
-        script.onerror = () => reject(fail('network', 'the script did not load'))
-        own.onabort = () => reject(own.reason)
+        // Either way an event, which the catch below reads: a script that did not load as no
+        // answer, a cancel as its reason.
+        script.onerror = own.onabort = reject
         script.src = base + route + '?' + query
         document.head.append(script)
       }).finally(() => {
@@ -111,12 +115,7 @@ export function createClient(options: ClientOptions): DiscoveryClient {
         headers: { 'content-type': 'application/json', 'x-key': key },
         body: encode(payload),
         signal: own
-      }).then((response) =>
-        response.json().then(
-          (json) => (response.ok ? json : Promise.reject(json?.error ? fail('api', String(json.error.message), response.status) : fail('http', 'the service answered', response.status))),
-          () => Promise.reject(fail('http', 'the answer is not JSON', response.status))
-        )
-      )
+      }).then((response) => (answered = response).json().catch(() => Promise.reject(fail('http', 'the answer is not JSON', response.status))))
     }
     // Bounds and cancels the request once it has started, so that a request cancelled before
     // it began still settles, as cancelled.
@@ -125,21 +124,16 @@ export function createClient(options: ClientOptions): DiscoveryClient {
     if (signal) signal.aborted ? onAbort() : signal.addEventListener('abort', onAbort)
     return answer
       .then((json) => {
-        if (json?.error) throw fail('api', String(json.error.message))
-        const meta: Meta | undefined = json?.meta
+        const status = answered?.ok ? undefined : answered?.status
+        if (json?.error) throw fail('api', json.error.message, status)
+        if (status) throw fail('http', 'the service answered', status)
         // Linked again here: a script-tag tracker may have loaded while the request ran.
         tracker()
-        if (typeof meta?.rid == 'string') {
-          remember(
-            meta.rid,
-            (json.items || []).map((item: { id: unknown }) => String(item.id)),
-            (json.suggestions || []).map((suggestion: { value: unknown }) => String(suggestion.value))
-          )
-        }
+        remember(json)
         return json
       })
       .catch((error) => {
-        throw error?.name == 'DiscoveryError' ? error : own.aborted ? own.reason : fail('network', String(error?.message))
+        throw error?.name == 'DiscoveryError' ? error : own.aborted ? own.reason : fail('network', error?.message || 'the script did not load')
       })
       .finally(() => {
         clearTimeout(timer)

@@ -50,7 +50,7 @@ const EVENTS: Record<string, string> = {
   featured: 'recommend '
 }
 
-const refuse = (event: string, field: string, rule: string) => discoveryError('invalid', event, rule, undefined, field)
+const refuse = (event: string, field: string, rule: string) => discoveryError(event + ': ' + field + ' ' + rule, { kind: 'invalid', event, field })
 
 /**
  * The fields of a payload merged into a request body, each as the route takes it; one that
