@@ -33,11 +33,10 @@ function fillRid(event: string, properties: any) {
 function link(tracker: Tracker) {
   if (linked.has(tracker)) return
   linked.add(tracker)
-  const methods = tracker as any
   for (const event in LINKED) {
-    const method = event.replace(/-(.)/g, (_, letter) => letter.toUpperCase())
-    const original = methods[method]
-    methods[method] = (properties: unknown) => original(fillRid(event, properties))
+    const method = event.replace(/-(.)/g, (_, letter) => letter.toUpperCase()) as 'clickItem'
+    const original = tracker[method]
+    tracker[method] = (properties) => original(fillRid(event, properties))
   }
   const track = tracker.track
   tracker.track = (event, properties) => track(event, fillRid(event, properties))

@@ -12,11 +12,12 @@ import type {
 type Body = Record<string, any>
 type Rule = [test: (value: any) => boolean, rule: string, convert?: (value: any) => unknown]
 
-const id = (value: unknown) => (typeof value == 'string' && value != '') || Number.isSafeInteger(value)
+const text = (value: unknown) => typeof value == 'string' && value != ''
+const id = (value: unknown) => text(value) || Number.isSafeInteger(value)
 const isObject = (value: unknown): value is Body => !!value && typeof value == 'object' && !Array.isArray(value)
 // Up to nine digits: within the routes' int32. offset and limit are text in SPEC's store listing
 // and int32 on the routes: either comes in, a number goes out.
-const COUNT: Rule = [(value) => (typeof value == 'number' || typeof value == 'string') && /^\d{1,9}$/.test(String(value)), 'a non-negative integer (up to 9 digits) or its text', Number]
+const COUNT: Rule = [(value) => (typeof value == 'number' || typeof value == 'string') && /^\d{1,9}$/.test(value as string), 'a non-negative integer (up to 9 digits) or its text', Number]
 
 /* Payload fields: the test, the rule it states, and what the route is sent. */
 const FIELDS: Record<string, Rule> = {
@@ -24,7 +25,7 @@ const FIELDS: Record<string, Rule> = {
   limit: COUNT,
   item_id: [id, 'a non-empty string or an integer', String],
   item_ids: [(value) => Array.isArray(value) && value.length > 0 && value.every(id), 'a non-empty array of strings or integers', (ids) => ids.map(String)],
-  slot: [(value) => typeof value == 'string' && value != '', 'a non-empty string'],
+  slot: [text, 'a non-empty string'],
   user: [isObject, 'an object'],
   log: [(value) => typeof value == 'boolean', 'true or false']
 }
@@ -128,21 +129,16 @@ export function createRecommendations(client: DiscoveryClient, options: Recommen
           current?.abort()
           const mine = (current = new AbortController())
           set({ status: 'loading', error: undefined, request: { name, payload: fields } as RecommendationEvent })
-          let answer: Promise<RecommendResponse>
-          try {
-            answer = (client[method as keyof DiscoveryClient] as Function)(...(required || method == 'recommend' ? [inPath] : []), body, { signal: mine.signal })
-          } catch (error) {
-            // Thrown before anything was sent: a value the request body cannot hold, such as a cycle.
-            throw refuse(name, 'payload', 'could not be sent: ' + error)
-          }
-          answer.then(
+          ;(client[method as keyof DiscoveryClient] as (...args: unknown[]) => Promise<RecommendResponse>)(...(required || method == 'recommend' ? [inPath] : []), body, { signal: mine.signal }).then(
             // An answer without SPEC's items (null, an object) shows as an empty shelf, never a crash.
             (json) => mine == current && set({ status: 'ready', items: Array.isArray(json?.items) ? json.items : [], meta: json?.meta }),
             (error: DiscoveryError) => mine == current && fail(error)
           )
         }
       } catch (error: any) {
-        const refused: DiscoveryError = error?.kind == 'invalid' ? error : refuse('emit', 'payload', 'could not be read')
+        // Anything else was thrown by the payload as it was read, or by the request before anything
+        // was sent (a value the request body cannot hold, such as a cycle).
+        const refused: DiscoveryError = error?.kind == 'invalid' ? error : refuse(typeof name == 'string' ? name : 'emit', 'payload', 'could not be used: ' + error)
         console.error(refused.message)
         // A refused event supersedes the request in flight as a sent one would.
         current?.abort()

@@ -197,7 +197,7 @@ describe('recommendation stores', () => {
       }
     })
     expect(() => store.emit('viewed', hostile as never)).not.toThrow()
-    expect(store.getState().error).toMatchObject({ kind: 'invalid', event: 'emit', field: 'payload' })
+    expect(store.getState().error).toMatchObject({ kind: 'invalid', event: 'viewed', field: 'payload' })
     await settled(store.emit('newest'))
     expect(seen).toEqual(['error', 'loading', 'ready'])
   })
