@@ -93,9 +93,8 @@ export function createClient(options: ClientOptions): DiscoveryClient {
       // GET with a callback, for services reached by a script element (SPEC "General rules" 3).
       // A script element sends no headers: the key goes in the query, every field as JSON.
       const name = '__discoveryFeedback' + ++jsonpCount
-      const query = new URLSearchParams({ key })
+      const query = new URLSearchParams({ key, callback: name })
       for (const field of Object.keys(payload)) if (payload[field] !== undefined) query.set(field, encode(payload[field]))
-      query.set('callback', name)
       const script = document.createElement('script')
       answer = new Promise((resolve, reject) => {
         ;(window as any)[name] = resolve
