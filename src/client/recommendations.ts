@@ -54,11 +54,13 @@ const EVENTS: Record<string, string> = {
 const refuse = (event: string, field: string, rule: string) => discoveryError(event + ': ' + field + ' ' + rule, { kind: 'invalid', event, field })
 
 /**
- * The fields of a payload merged into a request body, each as the route takes it; one that
- * breaks its rule refuses the event. An event's payload may hold only its own fields, and
- * leaves out the null ones; setRequestBody takes any field, and null removes it.
+ * The fields of a payload merged into a copy of a request body, each as the route takes it;
+ * one that breaks its rule refuses the event, and the body stays as it was. An event's payload
+ * may hold only its own fields, and leaves out the null ones; setRequestBody takes any field,
+ * and null removes it.
  */
-function merge(event: string, body: Body, payload: Body, names?: string[]) {
+function merge(event: string, base: Body, payload: Body, names?: string[]) {
+  const body = { ...base }
   for (const key of Object.keys(payload)) {
     if (names && !names.includes(key)) throw refuse(event, key, 'is not one of ' + names.join(', '))
     const value = payload[key]
@@ -109,8 +111,8 @@ export function createRecommendations(client: DiscoveryClient, options: Recommen
         if (!Object.hasOwn(EVENTS, name)) throw refuse(typeof name == 'string' ? name : 'emit', 'name', 'must be one of ' + Object.keys(EVENTS).join(', '))
         let fields: Body = { ...payload }
         if ((payload != null && !isObject(payload)) || (name == 'setRequestBody' && !isObject(fields.payload))) throw refuse(name, 'payload', 'must be an object')
-        // The same rules as in an event's payload; all or nothing, on a copy.
-        if (name == 'setRequestBody') requestBody = merge(name, { ...requestBody }, fields.payload)
+        // The same rules as in an event's payload.
+        if (name == 'setRequestBody') requestBody = merge(name, requestBody, fields.payload)
         else {
           if (name == 'request') {
             // Again what was last asked, with these fields; a slot asks that predefined slot.
@@ -124,7 +126,7 @@ export function createRecommendations(client: DiscoveryClient, options: Recommen
           // The required field goes into the path; trending and featured ask their slot. A user is
           // sent with a numeric ip as text: SPEC's store listing types ip as a number, every other
           // listing as a string.
-          const { [required]: inPath = (options as Body)[name + 'Slot'] || name, user = options.user, ...body } = merge(name, { ...requestBody }, fields, [required, ...optional].filter(Boolean))
+          const { [required]: inPath = (options as Body)[name + 'Slot'] || name, user = options.user, ...body } = merge(name, requestBody, fields, [required, ...optional].filter(Boolean))
           if (user) body.user = user.ip == null ? user : { ...user, ip: String(user.ip) }
           current?.abort()
           const mine = (current = new AbortController())
