@@ -113,7 +113,11 @@ export function createClient(options: ClientOptions): DiscoveryClient {
         headers: { 'content-type': 'application/json', 'x-key': key },
         body: encode(payload),
         signal: own
-      }).then((response) => (answered = response).json().catch(() => Promise.reject(fail('http', 'the answer is not JSON', response.status))))
+      }).then((response) =>
+        (answered = response).json().catch(() => {
+          throw fail('http', 'the answer is not JSON', response.status)
+        })
+      )
     }
     // Bounds and cancels the request once it has started, so that a request cancelled before
     // it began still settles, as cancelled.
