@@ -17,10 +17,11 @@ const linked = new WeakSet<Tracker>()
 function fillRid(event: string, properties: any) {
   try {
     const property = Object.hasOwn(LINKED, event) && LINKED[event]
-    const rid = property && typeof properties == 'object' && properties.rid == null && ridFor(property, properties[property])
+    const rid = property && properties.rid == null && ridFor(property, properties[property])
     return rid ? { ...properties, rid } : properties
   } catch {
-    // null, or properties that throw when read: the tracker's rules read them again and report it.
+    // Properties that are null or throw when read: the tracker's rules read them again and
+    // report it. Other values that are no object have no id a response showed.
     return properties
   }
 }
@@ -28,18 +29,20 @@ function fillRid(event: string, properties: any) {
 /**
  * Lets the tracker's clicks carry the rid of the response that showed the clicked item or
  * suggestion, most recent first; an explicit rid always wins. The tracker itself stays
- * unaware of the client, so the script tag does not grow.
+ * unaware of the client, so the script tag does not grow. Returns the tracker, if any.
  */
-function link(tracker: Tracker) {
-  if (linked.has(tracker)) return
-  linked.add(tracker)
-  for (const event in LINKED) {
-    const method = event.replace(/-(.)/g, (_, letter) => letter.toUpperCase()) as 'clickItem'
-    const original = tracker[method]
-    tracker[method] = (properties) => original(fillRid(event, properties))
+function link(tracker: Tracker | undefined) {
+  if (tracker && !linked.has(tracker)) {
+    linked.add(tracker)
+    for (const event in LINKED) {
+      const method = event.replace(/-(.)/g, (_, letter) => letter.toUpperCase()) as 'clickItem'
+      const original = tracker[method]
+      tracker[method] = (properties) => original(fillRid(event, properties))
+    }
+    const track = tracker.track
+    tracker.track = (event, properties) => track(event, fillRid(event, properties))
   }
-  const track = tracker.track
-  tracker.track = (event, properties) => track(event, fillRid(event, properties))
+  return tracker
 }
 
 /*
@@ -66,11 +69,7 @@ export function createClient(options: ClientOptions): DiscoveryClient
 export function createClient(options: ClientOptions): DiscoveryClient {
   const { key, timeout = 5000 } = options
   const base = String(options.baseUrl || '').replace(/\/$/, '')
-  const tracker = () => {
-    const found = typeof options.tracker == 'function' ? options.tracker() : options.tracker
-    if (found) link(found)
-    return found
-  }
+  const tracker = () => link(typeof options.tracker == 'function' ? options.tracker() : options.tracker)
   tracker()
 
   function request(route: string, body: Record<string, unknown>, { signal }: RequestOptions = {}): Promise<unknown> {
