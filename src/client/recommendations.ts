@@ -17,7 +17,7 @@ const id = (value: unknown) => text(value) || Number.isSafeInteger(value)
 const isObject = (value: unknown): value is Body => !!value && typeof value == 'object' && !Array.isArray(value)
 // Up to nine digits: within the routes' int32. offset and limit are text in SPEC's store listing
 // and int32 on the routes: either comes in, a number goes out.
-const COUNT: Rule = [(value) => (typeof value == 'number' || typeof value == 'string') && /^\d{1,9}$/.test(value as string), 'a non-negative integer (up to 9 digits) or its text', Number]
+const COUNT: Rule = [(value) => (typeof value == 'number' || typeof value == 'string') && /^\d{1,9}$/.test(value as string), 'an integer 0-999999999 or its text', Number]
 
 /* Payload fields: the test, the rule it states, and what the route is sent. */
 const FIELDS: Record<string, Rule> = {
@@ -118,7 +118,7 @@ export function createRecommendations(client: DiscoveryClient, options: Recommen
             // Again what was last asked, with these fields; a slot asks that predefined slot.
             const last = state.request
             name = fields.slot != null ? 'predefined' : last?.name
-            if (!name) throw refuse('request', 'slot', 'is required before anything else was asked')
+            if (!name) throw refuse('request', 'slot', 'is required on a first request')
             if (last?.name == name) fields = { ...last!.payload, ...fields }
           }
           const [method, required, ...optional] = (EVENTS[name] + ' user log').split(' ')
