@@ -16,11 +16,11 @@ type Seen = { rid: string; item_id: string[]; suggestion: string[] }
 
 let memory: Seen[] = []
 
-// Read at each use: another page of the tab may have remembered a response since. Storage
-// blocked or unreadable: the page's memory only.
+// Read at each use: another page of the tab may have remembered a response since. Nothing
+// stored yet (JSON.parse reads null as null), storage blocked or unreadable: the page's memory.
 function load(): Seen[] {
   try {
-    const stored = JSON.parse(sessionStorage.getItem(KEY) || '[]')
+    const stored = JSON.parse(sessionStorage.getItem(KEY)!)
     if (Array.isArray(stored)) memory = stored
   } catch {}
   return memory
