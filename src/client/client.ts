@@ -85,8 +85,8 @@ export function createClient(options: ClientOptions): DiscoveryClient {
     // One controller per request: concurrent requests never cancel each other.
     const controller = new AbortController()
     const own = controller.signal
-    // The service's answer once there is one, for the status of an error.
-    let answered: Response | undefined
+    // The HTTP status of an answer that is not a success.
+    let status: number | undefined
     let answer: Promise<any>
     if (options.jsonp) {
       // GET with a callback, for services reached by a script element (SPEC "General rules" 3).
@@ -112,11 +112,12 @@ export function createClient(options: ClientOptions): DiscoveryClient {
         headers: { 'content-type': 'application/json', 'x-key': key },
         body: encode(payload),
         signal: own
-      }).then((response) =>
-        (answered = response).json().catch(() => {
+      }).then((response) => {
+        if (!response.ok) status = response.status
+        return response.json().catch(() => {
           throw fail('http', 'the answer is not JSON', response.status)
         })
-      )
+      })
     }
     // Bounds and cancels the request once it has started, so that a request cancelled before
     // it began still settles, as cancelled.
@@ -125,7 +126,6 @@ export function createClient(options: ClientOptions): DiscoveryClient {
     if (signal) signal.aborted ? onAbort() : signal.addEventListener('abort', onAbort)
     return answer
       .then((json) => {
-        const status = answered?.ok ? undefined : answered?.status
         if (json?.error) throw fail('api', json.error.message, status)
         if (status) throw fail('http', 'the service answered', status)
         // Linked again here: a script-tag tracker may have loaded while the request ran.
