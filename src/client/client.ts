@@ -4,24 +4,27 @@ import { remember, ridFor } from './rids'
 import type { ClientOptions, DiscoveryClient, DiscoveryError, LinkedTracker, RequestOptions } from './types'
 import type { Tracker } from '../browser/types'
 
-// The events whose rid links back to a response, and the property that carries what it showed.
-// The tracker's method for each is its name in camelCase.
+// The tracker's methods whose rid links back to a response, and the property that carries what
+// it showed. Each tracks the event named like it in kebab-case.
 const LINKED: Record<string, 'item_id' | 'suggestion'> = {
-  'click-item': 'item_id',
-  'add-to-cart': 'item_id',
-  'click-suggestion': 'suggestion',
+  clickItem: 'item_id',
+  addToCart: 'item_id',
+  clickSuggestion: 'suggestion',
   redirect: 'suggestion'
 }
 const linked = new WeakSet<Tracker>()
 
-function fillRid(event: string, properties: any) {
+function fillRid(name: string, properties: any) {
   try {
-    const property = Object.hasOwn(LINKED, event) && LINKED[event]
+    // An event's method is its name in camelCase.
+    const method = name.replace(/-(.)/g, (_, letter) => letter.toUpperCase())
+    const property = Object.hasOwn(LINKED, method) && LINKED[method]
     const rid = property && properties.rid == null && ridFor(property, properties[property])
     return rid ? { ...properties, rid } : properties
   } catch {
-    // Properties that are null or throw when read: the tracker's rules read them again and
-    // report it. Other values that are no object have no id a response showed.
+    // An event that is no string, properties that are null or throw when read: the tracker's
+    // rules read them again and report it. Other values that are no object have no id a
+    // response showed.
     return properties
   }
 }
@@ -34,10 +37,9 @@ function fillRid(event: string, properties: any) {
 function link(tracker: Tracker | undefined) {
   if (tracker && !linked.has(tracker)) {
     linked.add(tracker)
-    for (const event in LINKED) {
-      const method = event.replace(/-(.)/g, (_, letter) => letter.toUpperCase()) as 'clickItem'
-      const original = tracker[method]
-      tracker[method] = (properties) => original(fillRid(event, properties))
+    for (const method in LINKED) {
+      const original = tracker[method as 'clickItem']
+      tracker[method as 'clickItem'] = (properties) => original(fillRid(method, properties))
     }
     const track = tracker.track
     tracker.track = (event, properties) => track(event, fillRid(event, properties))
