@@ -33,7 +33,8 @@ const FIELDS: Record<string, Rule> = {
 /*
  * SPEC "Client-library recommendation store events", each with the client method that asks its
  * route (SPEC "Endpoints"), its required field, which goes into the path (none: an empty word),
- * and its optional fields; user and log go with every event. SPEC shows no route behind
+ * and then every field its payload may hold, the required one too; user and log go with every
+ * event. SPEC shows no route behind
  * trending and featured: they ask a slot of the slot route, named in the options
  * (trendingSlot, featuredSlot). request and setRequestBody are the store's own.
  * Literal strings only, so that a bundler drops the table when only createClient is imported.
@@ -44,10 +45,10 @@ const EVENTS: Record<string, string> = {
   newest: 'newest  offset limit',
   trending: 'recommend  offset limit',
   latest: 'latestViewed  offset limit',
-  viewed: 'viewedViewed item_id offset limit',
-  bought: 'viewedBought item_id offset limit',
-  frequentlyPurchased: 'boughtBought item_ids offset limit',
-  predefined: 'recommend slot item_id item_ids offset limit',
+  viewed: 'viewedViewed item_id item_id offset limit',
+  bought: 'viewedBought item_id item_id offset limit',
+  frequentlyPurchased: 'boughtBought item_ids item_ids offset limit',
+  predefined: 'recommend slot slot item_id item_ids offset limit',
   featured: 'recommend '
 }
 
@@ -121,12 +122,12 @@ export function createRecommendations(client: DiscoveryClient, options: Recommen
             if (!name) throw refuse('request', 'slot', 'is required on a first request')
             if (last?.name == name) fields = { ...last!.payload, ...fields }
           }
-          const [method, required, ...optional] = (EVENTS[name] + ' user log').split(' ')
+          const [method, required, ...names] = (EVENTS[name] + ' user log').split(' ')
           if (required && fields[required] == null) throw refuse(name, required, 'is required')
           // The required field goes into the path; trending and featured ask their slot. A user is
           // sent with a numeric ip as text: SPEC's store listing types ip as a number, every other
           // listing as a string.
-          const { [required]: inPath = (options as Body)[name + 'Slot'] || name, user = options.user, ...body } = merge(name, requestBody, fields, [required, ...optional].filter(Boolean))
+          const { [required]: inPath = (options as Body)[name + 'Slot'] || name, user = options.user, ...body } = merge(name, requestBody, fields, names)
           if (user) body.user = user.ip == null ? user : { ...user, ip: String(user.ip) }
           current?.abort()
           const mine = (current = new AbortController())
