@@ -82,7 +82,7 @@ function merge(event: string, base: Body, payload: Body, names?: string[]) {
 export function createRecommendations(client: DiscoveryClient, options: RecommendationOptions = {}): RecommendationStore {
   let state: RecommendationState = { status: 'idle', items: [] }
   let requestBody: Body = {}
-  // The request in flight: a newer emit aborts it, and only its own answer may land.
+  // The request in flight: a newer emit aborts it, and the answer of an aborted one never lands.
   let current: AbortController | undefined
   const listeners = new Set<() => void>()
 
@@ -130,12 +130,12 @@ export function createRecommendations(client: DiscoveryClient, options: Recommen
           const { [required]: inPath = (options as Body)[name + 'Slot'] || name, user = options.user, ...body } = merge(name, requestBody, fields, names)
           if (user) body.user = user.ip == null ? user : { ...user, ip: String(user.ip) }
           current?.abort()
-          const mine = (current = new AbortController())
+          const { signal } = (current = new AbortController())
           set({ status: 'loading', error: undefined, request: { name, payload: fields } as RecommendationEvent })
-          ;(client[method as keyof DiscoveryClient] as (...args: unknown[]) => Promise<RecommendResponse>)(...(required || method == 'recommend' ? [inPath] : []), body, { signal: mine.signal }).then(
+          ;(client[method as keyof DiscoveryClient] as (...args: unknown[]) => Promise<RecommendResponse>)(...(required || method == 'recommend' ? [inPath] : []), body, { signal }).then(
             // An answer without SPEC's items (null, an object) shows as an empty shelf, never a crash.
-            (json) => mine == current && set({ status: 'ready', items: Array.isArray(json?.items) ? json.items : [], meta: json?.meta }),
-            (error: DiscoveryError) => mine == current && fail(error)
+            (json) => !signal.aborted && set({ status: 'ready', items: Array.isArray(json?.items) ? json.items : [], meta: json?.meta }),
+            (error: DiscoveryError) => !signal.aborted && fail(error)
           )
         }
       } catch (error: any) {
@@ -145,7 +145,6 @@ export function createRecommendations(client: DiscoveryClient, options: Recommen
         console.error(refused.message)
         // A refused event supersedes the request in flight as a sent one would.
         current?.abort()
-        current = undefined
         fail(refused)
       }
       return store
