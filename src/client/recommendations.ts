@@ -89,13 +89,13 @@ export function createRecommendations(client: DiscoveryClient, options: Recommen
   const set = (next: Partial<RecommendationState>) => {
     state = { ...state, ...next }
     // A copy: a listener that subscribes another during the call does not run it now.
-    ;[...listeners].forEach((listener) => {
+    for (const listener of [...listeners]) {
       try {
         listener()
       } catch (error) {
         console.error(error)
       }
-    })
+    }
   }
   const fail = (error: DiscoveryError) => {
     set({ status: 'error', error })
