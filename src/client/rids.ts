@@ -12,7 +12,8 @@ const KEY = 'df_rids'
 const MAX_RESPONSES = 50
 
 // Each response by the tracker's property that carries what it showed.
-type Seen = { rid: string; item_id: string[]; suggestion: string[] }
+// A response without items (or suggestions) has no list of them.
+type Seen = { rid: string; item_id?: string[]; suggestion?: string[] }
 
 let memory: Seen[] = []
 
@@ -30,7 +31,7 @@ function load(): Seen[] {
 export function remember(answer: any) {
   const rid = answer?.meta?.rid
   if (typeof rid != 'string') return
-  memory = [{ rid, item_id: (answer.items || []).slice(0, 200).map((item: any) => String(item.id)), suggestion: (answer.suggestions || []).slice(0, 50).map((suggestion: any) => String(suggestion.value)) }, ...load().filter((seen) => seen.rid != rid)].slice(0, MAX_RESPONSES)
+  memory = [{ rid, item_id: answer.items?.slice(0, 200).map((item: any) => String(item.id)), suggestion: answer.suggestions?.slice(0, 50).map((suggestion: any) => String(suggestion.value)) }, ...load().filter((seen) => seen.rid != rid)].slice(0, MAX_RESPONSES)
   try {
     sessionStorage.setItem(KEY, encode(memory))
   } catch {
@@ -40,5 +41,5 @@ export function remember(answer: any) {
 
 /** The rid of the most recent response that showed this item id (or suggestion); ids are strings. */
 export function ridFor(property: 'item_id' | 'suggestion', id: unknown): string | undefined {
-  return load().find((seen) => seen[property].includes(id as string))?.rid
+  return load().find((seen) => seen[property]?.includes(id as string))?.rid
 }
