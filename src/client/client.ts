@@ -100,7 +100,7 @@ export function createClient(options: ClientOptions): DiscoveryClient {
       answer = new Promise((resolve, reject) => {
         ;(window as any)[name] = resolve
         // Either way an event, which the catch below reads: a script that did not load as no
-        // answer, a cancel as its reason.
+        // answer (an event has no message), a cancel as its reason.
         script.onerror = own.onabort = reject
         script.src = base + route + '?' + query
         document.head.append(script)
@@ -136,7 +136,7 @@ export function createClient(options: ClientOptions): DiscoveryClient {
         return json
       })
       .catch((error) => {
-        throw error?.name == 'DiscoveryError' ? error : own.aborted ? own.reason : fail('network', error?.message || 'the script did not load')
+        throw error?.name == 'DiscoveryError' ? error : own.aborted ? own.reason : fail('network', error?.message || 'no answer')
       })
       .finally(() => {
         clearTimeout(timer)

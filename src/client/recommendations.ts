@@ -34,10 +34,9 @@ const FIELDS: Record<string, Rule> = {
  * SPEC "Client-library recommendation store events", each with the client method that asks its
  * route (SPEC "Endpoints"), its required field, which goes into the path (none: an empty word),
  * and then every field its payload may hold, the required one too; user and log go with every
- * event. SPEC shows no route behind
- * trending and featured: they ask a slot of the slot route, named in the options
- * (trendingSlot, featuredSlot). request and setRequestBody are the store's own.
- * Literal strings only, so that a bundler drops the table when only createClient is imported.
+ * event. SPEC shows no route behind trending and featured: they ask a slot of the slot route,
+ * named in the options (trendingSlot, featuredSlot). request and setRequestBody are the store's
+ * own. Literal strings only, so that a bundler drops the table when only createClient is imported.
  */
 const EVENTS: Record<string, string> = {
   request: '',
