@@ -151,9 +151,9 @@ export function createClient(options: ClientOptions): DiscoveryClient {
   }
   for (const method in ROUTES) {
     // The path argument is taken off first (arguments are evaluated left to right); the body
-    // is copied, so the page's object is never changed.
+    // and the options follow. request() only reads the body, so the page's object never changes.
     client[method] = (...args: any[]) =>
-      request('/v3/' + ROUTES[method].replace('*', () => [].concat(args.shift()).map(encodeURIComponent).join()), { ...args[0] }, args[1])
+      request('/v3/' + ROUTES[method].replace('*', () => [].concat(args.shift()).map(encodeURIComponent).join()), ...(args as [Record<string, unknown>, RequestOptions?]))
   }
   return client
 }
