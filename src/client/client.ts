@@ -1,26 +1,30 @@
 import { discoveryError } from './error'
 import { encode } from '../shared/json'
 import { remember, ridFor } from './rids'
-import type { ClientOptions, DiscoveryClient, DiscoveryError, LinkedTracker, Meta, RequestOptions } from './types'
+import type { ClientOptions, DiscoveryClient, DiscoveryError, LinkedTracker, RequestOptions } from './types'
 import type { Tracker } from '../browser/types'
 
-// The events whose rid links back to a response, and which of its ids shows the link. The
-// tracker's method for each is its name in camelCase.
-const LINKED: Record<string, 'item' | 'suggestion'> = {
-  'click-item': 'item',
-  'add-to-cart': 'item',
-  'click-suggestion': 'suggestion',
+// The tracker's methods whose rid links back to a response, and the property that carries what
+// it showed. Each tracks the event named like it in kebab-case.
+const LINKED: Record<string, 'item_id' | 'suggestion'> = {
+  clickItem: 'item_id',
+  addToCart: 'item_id',
+  clickSuggestion: 'suggestion',
   redirect: 'suggestion'
 }
 const linked = new WeakSet<Tracker>()
 
-function fillRid(event: string, properties: any) {
+function fillRid(name: string, properties: any) {
   try {
-    const kind = Object.hasOwn(LINKED, event) && LINKED[event]
-    const rid = kind && typeof properties == 'object' && properties.rid == null && ridFor(kind, properties[kind == 'item' ? 'item_id' : kind])
+    // An event's method is its name in camelCase.
+    const method = name.replace(/-(.)/g, (_, letter) => letter.toUpperCase())
+    const property = Object.hasOwn(LINKED, method) && LINKED[method]
+    const rid = property && properties.rid == null && ridFor(property, properties[property])
     return rid ? { ...properties, rid } : properties
   } catch {
-    // null, or properties that throw when read: the tracker's rules read them again and report it.
+    // An event that is no string, properties that are null or throw when read: the tracker's
+    // rules read them again and report it. Other values that are no object have no id a
+    // response showed.
     return properties
   }
 }
@@ -28,19 +32,19 @@ function fillRid(event: string, properties: any) {
 /**
  * Lets the tracker's clicks carry the rid of the response that showed the clicked item or
  * suggestion, most recent first; an explicit rid always wins. The tracker itself stays
- * unaware of the client, so the script tag does not grow.
+ * unaware of the client, so the script tag does not grow. Returns the tracker, if any.
  */
-function link(tracker: Tracker) {
-  if (linked.has(tracker)) return
-  linked.add(tracker)
-  const methods = tracker as any
-  for (const event in LINKED) {
-    const method = event.replace(/-(.)/g, (_, letter) => letter.toUpperCase())
-    const original = methods[method]
-    methods[method] = (properties: unknown) => original(fillRid(event, properties))
+function link(tracker: Tracker | undefined) {
+  if (tracker && !linked.has(tracker)) {
+    linked.add(tracker)
+    for (const method in LINKED) {
+      const original = tracker[method as 'clickItem']
+      tracker[method as 'clickItem'] = (properties) => original(fillRid(method, properties))
+    }
+    const track = tracker.track
+    tracker.track = (event, properties) => track(event, fillRid(event, properties))
   }
-  const track = tracker.track
-  tracker.track = (event, properties) => track(event, fillRid(event, properties))
+  return tracker
 }
 
 /*
@@ -67,15 +71,12 @@ export function createClient(options: ClientOptions): DiscoveryClient
 export function createClient(options: ClientOptions): DiscoveryClient {
   const { key, timeout = 5000 } = options
   const base = String(options.baseUrl || '').replace(/\/$/, '')
-  const tracker = () => {
-    const found = typeof options.tracker == 'function' ? options.tracker() : options.tracker
-    if (found) link(found)
-    return found
-  }
+  const tracker = () => link(typeof options.tracker == 'function' ? options.tracker() : options.tracker)
   tracker()
 
   function request(route: string, body: Record<string, unknown>, { signal }: RequestOptions = {}): Promise<unknown> {
-    const fail = (kind: DiscoveryError['kind'], message: string, status?: number) => discoveryError(kind, route, message, status)
+    const fail = (kind: DiscoveryError['kind'], message: string, status?: number) =>
+      discoveryError(route + ': ' + message + (status ? ' (HTTP ' + status + ')' : ''), { kind, route, status })
     const now = Date.now()
     const payload: Record<string, unknown> = {
       user: tracker()?.user || options.user,
@@ -86,19 +87,21 @@ export function createClient(options: ClientOptions): DiscoveryClient {
     // One controller per request: concurrent requests never cancel each other.
     const controller = new AbortController()
     const own = controller.signal
+    // The HTTP status of an answer that is not a success.
+    let status: number | undefined
     let answer: Promise<any>
     if (options.jsonp) {
       // GET with a callback, for services reached by a script element (SPEC "General rules" 3).
       // A script element sends no headers: the key goes in the query, every field as JSON.
       const name = '__discoveryFeedback' + ++jsonpCount
-      const query = new URLSearchParams({ key })
+      const query = new URLSearchParams({ key, callback: name })
       for (const field of Object.keys(payload)) if (payload[field] !== undefined) query.set(field, encode(payload[field]))
-      query.set('callback', name)
       const script = document.createElement('script')
       answer = new Promise((resolve, reject) => {
         ;(window as any)[name] = resolve
-        script.onerror = () => reject(fail('network', 'the script did not load'))
-        own.onabort = () => reject(own.reason)
+        // Either way an event, which the catch below reads: a script that did not load as no
+        // answer (an event has no message), a cancel as its reason.
+        script.onerror = own.onabort = reject
         script.src = base + route + '?' + query
         document.head.append(script)
       }).finally(() => {
@@ -111,12 +114,12 @@ export function createClient(options: ClientOptions): DiscoveryClient {
         headers: { 'content-type': 'application/json', 'x-key': key },
         body: encode(payload),
         signal: own
-      }).then((response) =>
-        response.json().then(
-          (json) => (response.ok ? json : Promise.reject(json?.error ? fail('api', String(json.error.message), response.status) : fail('http', 'the service answered', response.status))),
-          () => Promise.reject(fail('http', 'the answer is not JSON', response.status))
-        )
-      )
+      }).then((response) => {
+        if (!response.ok) status = response.status
+        return response.json().catch(() => {
+          throw fail('http', 'the answer is not JSON', response.status)
+        })
+      })
     }
     // Bounds and cancels the request once it has started, so that a request cancelled before
     // it began still settles, as cancelled.
@@ -125,21 +128,15 @@ export function createClient(options: ClientOptions): DiscoveryClient {
     if (signal) signal.aborted ? onAbort() : signal.addEventListener('abort', onAbort)
     return answer
       .then((json) => {
-        if (json?.error) throw fail('api', String(json.error.message))
-        const meta: Meta | undefined = json?.meta
+        if (json?.error) throw fail('api', json.error.message, status)
+        if (status) throw fail('http', 'the service answered', status)
         // Linked again here: a script-tag tracker may have loaded while the request ran.
         tracker()
-        if (typeof meta?.rid == 'string') {
-          remember(
-            meta.rid,
-            (json.items || []).map((item: { id: unknown }) => String(item.id)),
-            (json.suggestions || []).map((suggestion: { value: unknown }) => String(suggestion.value))
-          )
-        }
+        remember(json)
         return json
       })
       .catch((error) => {
-        throw error?.name == 'DiscoveryError' ? error : own.aborted ? own.reason : fail('network', String(error?.message))
+        throw error?.name == 'DiscoveryError' ? error : own.aborted ? own.reason : fail('network', error?.message || 'no answer')
       })
       .finally(() => {
         clearTimeout(timer)
@@ -154,9 +151,9 @@ export function createClient(options: ClientOptions): DiscoveryClient {
   }
   for (const method in ROUTES) {
     // The path argument is taken off first (arguments are evaluated left to right); the body
-    // is copied, so the page's object is never changed.
+    // and the options follow. request() only reads the body, so the page's object never changes.
     client[method] = (...args: any[]) =>
-      request('/v3/' + ROUTES[method].replace('*', () => [].concat(args.shift()).map(encodeURIComponent).join()), { ...args[0] }, args[1])
+      request('/v3/' + ROUTES[method].replace('*', () => [].concat(args.shift()).map(encodeURIComponent).join()), ...(args as [Record<string, unknown>, RequestOptions?]))
   }
   return client
 }

@@ -1,15 +1,8 @@
 import type { DiscoveryError } from './types'
 
 /**
- * The discovery client's error, in the same voice: where it happened (a route, or on kind
- * `invalid` a store event and its field) and what went wrong.
+ * The discovery client's error, in the same voice: where it happened (a route, or a store
+ * event and its field) and what went wrong, then the details a caller reads.
  */
-export function discoveryError(kind: DiscoveryError['kind'], where: string, message: string, status?: number, field?: string): DiscoveryError {
-  return Object.assign(new Error('discovery-feedback: ' + where + ': ' + (field ? field + ' ' : '') + message + (status ? ' (HTTP ' + status + ')' : '')), {
-    name: 'DiscoveryError',
-    kind,
-    status,
-    [kind == 'invalid' ? 'event' : 'route']: where,
-    field
-  }) as DiscoveryError
-}
+export const discoveryError = (message: string, details: Partial<DiscoveryError>): DiscoveryError =>
+  Object.assign(Error('discovery-feedback: ' + message), { name: 'DiscoveryError', ...details }) as DiscoveryError

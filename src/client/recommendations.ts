@@ -12,11 +12,12 @@ import type {
 type Body = Record<string, any>
 type Rule = [test: (value: any) => boolean, rule: string, convert?: (value: any) => unknown]
 
-const id = (value: unknown) => (typeof value == 'string' && value != '') || Number.isSafeInteger(value)
+const text = (value: unknown) => typeof value == 'string' && value != ''
+const id = (value: unknown) => text(value) || Number.isSafeInteger(value)
 const isObject = (value: unknown): value is Body => !!value && typeof value == 'object' && !Array.isArray(value)
 // Up to nine digits: within the routes' int32. offset and limit are text in SPEC's store listing
 // and int32 on the routes: either comes in, a number goes out.
-const COUNT: Rule = [(value) => (typeof value == 'number' || typeof value == 'string') && /^\d{1,9}$/.test(String(value)), 'a non-negative integer (up to 9 digits) or its text', Number]
+const COUNT: Rule = [(value) => (typeof value == 'number' || typeof value == 'string') && /^\d{1,9}$/.test(value as string), 'an integer 0-999999999 or its text', Number]
 
 /* Payload fields: the test, the rule it states, and what the route is sent. */
 const FIELDS: Record<string, Rule> = {
@@ -24,7 +25,7 @@ const FIELDS: Record<string, Rule> = {
   limit: COUNT,
   item_id: [id, 'a non-empty string or an integer', String],
   item_ids: [(value) => Array.isArray(value) && value.length > 0 && value.every(id), 'a non-empty array of strings or integers', (ids) => ids.map(String)],
-  slot: [(value) => typeof value == 'string' && value != '', 'a non-empty string'],
+  slot: [text, 'a non-empty string'],
   user: [isObject, 'an object'],
   log: [(value) => typeof value == 'boolean', 'true or false']
 }
@@ -32,10 +33,10 @@ const FIELDS: Record<string, Rule> = {
 /*
  * SPEC "Client-library recommendation store events", each with the client method that asks its
  * route (SPEC "Endpoints"), its required field, which goes into the path (none: an empty word),
- * and its optional fields; user and log go with every event. SPEC shows no route behind
- * trending and featured: they ask a slot of the slot route, named in the options
- * (trendingSlot, featuredSlot). request and setRequestBody are the store's own.
- * Literal strings only, so that a bundler drops the table when only createClient is imported.
+ * and then every field its payload may hold, the required one too; user and log go with every
+ * event. SPEC shows no route behind trending and featured: they ask a slot of the slot route,
+ * named in the options (trendingSlot, featuredSlot). request and setRequestBody are the store's
+ * own. Literal strings only, so that a bundler drops the table when only createClient is imported.
  */
 const EVENTS: Record<string, string> = {
   request: '',
@@ -43,21 +44,23 @@ const EVENTS: Record<string, string> = {
   newest: 'newest  offset limit',
   trending: 'recommend  offset limit',
   latest: 'latestViewed  offset limit',
-  viewed: 'viewedViewed item_id offset limit',
-  bought: 'viewedBought item_id offset limit',
-  frequentlyPurchased: 'boughtBought item_ids offset limit',
-  predefined: 'recommend slot item_id item_ids offset limit',
+  viewed: 'viewedViewed item_id item_id offset limit',
+  bought: 'viewedBought item_id item_id offset limit',
+  frequentlyPurchased: 'boughtBought item_ids item_ids offset limit',
+  predefined: 'recommend slot slot item_id item_ids offset limit',
   featured: 'recommend '
 }
 
-const refuse = (event: string, field: string, rule: string) => discoveryError('invalid', event, rule, undefined, field)
+const refuse = (event: string, field: string, rule: string) => discoveryError(event + ': ' + field + ' ' + rule, { kind: 'invalid', event, field })
 
 /**
- * The fields of a payload merged into a request body, each as the route takes it; one that
- * breaks its rule refuses the event. An event's payload may hold only its own fields, and
- * leaves out the null ones; setRequestBody takes any field, and null removes it.
+ * The fields of a payload merged into a copy of a request body, each as the route takes it;
+ * one that breaks its rule refuses the event, and the body stays as it was. An event's payload
+ * may hold only its own fields, and leaves out the null ones; setRequestBody takes any field,
+ * and null removes it.
  */
-function merge(event: string, body: Body, payload: Body, names?: string[]) {
+function merge(event: string, base: Body, payload: Body, names?: string[]) {
+  const body = { ...base }
   for (const key of Object.keys(payload)) {
     if (names && !names.includes(key)) throw refuse(event, key, 'is not one of ' + names.join(', '))
     const value = payload[key]
@@ -78,20 +81,20 @@ function merge(event: string, body: Body, payload: Body, names?: string[]) {
 export function createRecommendations(client: DiscoveryClient, options: RecommendationOptions = {}): RecommendationStore {
   let state: RecommendationState = { status: 'idle', items: [] }
   let requestBody: Body = {}
-  // The request in flight: a newer emit aborts it, and only its own answer may land.
+  // The request in flight: a newer emit aborts it, and the answer of an aborted one never lands.
   let current: AbortController | undefined
   const listeners = new Set<() => void>()
 
   const set = (next: Partial<RecommendationState>) => {
     state = { ...state, ...next }
     // A copy: a listener that subscribes another during the call does not run it now.
-    ;[...listeners].forEach((listener) => {
+    for (const listener of [...listeners]) {
       try {
         listener()
       } catch (error) {
         console.error(error)
       }
-    })
+    }
   }
   const fail = (error: DiscoveryError) => {
     set({ status: 'error', error })
@@ -108,45 +111,39 @@ export function createRecommendations(client: DiscoveryClient, options: Recommen
         if (!Object.hasOwn(EVENTS, name)) throw refuse(typeof name == 'string' ? name : 'emit', 'name', 'must be one of ' + Object.keys(EVENTS).join(', '))
         let fields: Body = { ...payload }
         if ((payload != null && !isObject(payload)) || (name == 'setRequestBody' && !isObject(fields.payload))) throw refuse(name, 'payload', 'must be an object')
-        // The same rules as in an event's payload; all or nothing, on a copy.
-        if (name == 'setRequestBody') requestBody = merge(name, { ...requestBody }, fields.payload)
+        // The same rules as in an event's payload.
+        if (name == 'setRequestBody') requestBody = merge(name, requestBody, fields.payload)
         else {
           if (name == 'request') {
             // Again what was last asked, with these fields; a slot asks that predefined slot.
             const last = state.request
             name = fields.slot != null ? 'predefined' : last?.name
-            if (!name) throw refuse('request', 'slot', 'is required before anything else was asked')
+            if (!name) throw refuse('request', 'slot', 'is required on a first request')
             if (last?.name == name) fields = { ...last!.payload, ...fields }
           }
-          const [method, required, ...optional] = (EVENTS[name] + ' user log').split(' ')
+          const [method, required, ...names] = (EVENTS[name] + ' user log').split(' ')
           if (required && fields[required] == null) throw refuse(name, required, 'is required')
           // The required field goes into the path; trending and featured ask their slot. A user is
           // sent with a numeric ip as text: SPEC's store listing types ip as a number, every other
           // listing as a string.
-          const { [required]: inPath = (options as Body)[name + 'Slot'] || name, user = options.user, ...body } = merge(name, { ...requestBody }, fields, [required, ...optional].filter(Boolean))
+          const { [required]: inPath = (options as Body)[name + 'Slot'] || name, user = options.user, ...body } = merge(name, requestBody, fields, names)
           if (user) body.user = user.ip == null ? user : { ...user, ip: String(user.ip) }
           current?.abort()
-          const mine = (current = new AbortController())
+          const { signal } = (current = new AbortController())
           set({ status: 'loading', error: undefined, request: { name, payload: fields } as RecommendationEvent })
-          let answer: Promise<RecommendResponse>
-          try {
-            answer = (client[method as keyof DiscoveryClient] as Function)(...(required || method == 'recommend' ? [inPath] : []), body, { signal: mine.signal })
-          } catch (error) {
-            // Thrown before anything was sent: a value the request body cannot hold, such as a cycle.
-            throw refuse(name, 'payload', 'could not be sent: ' + error)
-          }
-          answer.then(
+          ;(client[method as keyof DiscoveryClient] as (...args: unknown[]) => Promise<RecommendResponse>)(...(required || method == 'recommend' ? [inPath] : []), body, { signal }).then(
             // An answer without SPEC's items (null, an object) shows as an empty shelf, never a crash.
-            (json) => mine == current && set({ status: 'ready', items: Array.isArray(json?.items) ? json.items : [], meta: json?.meta }),
-            (error: DiscoveryError) => mine == current && fail(error)
+            (json) => !signal.aborted && set({ status: 'ready', items: Array.isArray(json?.items) ? json.items : [], meta: json?.meta }),
+            (error: DiscoveryError) => !signal.aborted && fail(error)
           )
         }
       } catch (error: any) {
-        const refused: DiscoveryError = error?.kind == 'invalid' ? error : refuse('emit', 'payload', 'could not be read')
+        // Anything else was thrown by the payload as it was read, or by the request before anything
+        // was sent (a value the request body cannot hold, such as a cycle).
+        const refused: DiscoveryError = error?.kind == 'invalid' ? error : refuse(typeof name == 'string' ? name : 'emit', 'payload', 'could not be used: ' + error)
         console.error(refused.message)
         // A refused event supersedes the request in flight as a sent one would.
         current?.abort()
-        current = undefined
         fail(refused)
       }
       return store

@@ -11,23 +11,27 @@ const KEY = 'df_rids'
 // few kilobytes at most.
 const MAX_RESPONSES = 50
 
-type Seen = [rid: string, items: string[], suggestions: string[]]
+// Each response by the tracker's property that carries what it showed.
+// A response without items (or suggestions) has no list of them.
+type Seen = { rid: string; item_id?: string[]; suggestion?: string[] }
 
 let memory: Seen[] = []
 
-// Read at each use: another page of the tab may have remembered a response since. Storage
-// blocked or unreadable: the page's memory only.
+// Read at each use: another page of the tab may have remembered a response since. Nothing
+// stored yet (JSON.parse reads null as null), storage blocked or unreadable: the page's memory.
 function load(): Seen[] {
   try {
-    const stored = JSON.parse(sessionStorage.getItem(KEY) || '[]')
+    const stored = JSON.parse(sessionStorage.getItem(KEY)!)
     if (Array.isArray(stored)) memory = stored
   } catch {}
   return memory
 }
 
-/** Records a response: its rid and the ids of the items and suggestions it returned. */
-export function remember(rid: string, items: string[], suggestions: string[]) {
-  memory = [[rid, items.slice(0, 200), suggestions.slice(0, 50)] as Seen, ...load().filter(([other]) => other != rid)].slice(0, MAX_RESPONSES)
+/** Records a response that has a rid: the ids of the items and suggestions it returned. */
+export function remember(answer: any) {
+  const rid = answer?.meta?.rid
+  if (typeof rid != 'string') return
+  memory = [{ rid, item_id: answer.items?.slice(0, 200).map((item: any) => '' + item.id), suggestion: answer.suggestions?.slice(0, 50).map((suggestion: any) => '' + suggestion.value) }, ...load().filter((seen) => seen.rid != rid)].slice(0, MAX_RESPONSES)
   try {
     sessionStorage.setItem(KEY, encode(memory))
   } catch {
@@ -35,7 +39,7 @@ export function remember(rid: string, items: string[], suggestions: string[]) {
   }
 }
 
-/** The rid of the most recent response that showed this item (or suggestion); ids are strings. */
-export function ridFor(kind: 'item' | 'suggestion', id: unknown): string | undefined {
-  return load().find((seen) => seen[kind == 'item' ? 1 : 2].includes(id as string))?.[0]
+/** The rid of the most recent response that showed this item id (or suggestion); ids are strings. */
+export function ridFor(property: 'item_id' | 'suggestion', id: unknown): string | undefined {
+  return load().find((seen) => seen[property]?.includes(id as string))?.rid
 }

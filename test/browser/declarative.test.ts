@@ -65,13 +65,14 @@ describe('declarative tracking', () => {
 
 describe('rids across pages of a session', () => {
   it('finds the rid of a response another page of this tab remembered', async () => {
-    sessionStorage.setItem('df_rids', JSON.stringify([['s-earlier', ['42'], []]]))
+    sessionStorage.setItem('df_rids', JSON.stringify([{ rid: 's-earlier', item_id: ['42'] }]))
     vi.resetModules()
     const { ridFor, remember } = await import('../../src/client/rids')
-    expect(ridFor('item', '42')).toBe('s-earlier')
-    remember('a-new', [], ['boots'])
-    expect(JSON.parse(sessionStorage.getItem('df_rids')!).map(([rid]: [string]) => rid)).toEqual(['a-new', 's-earlier'])
-    for (let i = 0; i < 60; i++) remember('r-' + i, [String(i)], [])
+    expect(ridFor('item_id', '42')).toBe('s-earlier')
+    remember({ meta: { rid: 'a-new' }, suggestions: [{ value: 'boots' }] })
+    expect(ridFor('suggestion', 'boots')).toBe('a-new')
+    expect(JSON.parse(sessionStorage.getItem('df_rids')!).map((seen: { rid: string }) => seen.rid)).toEqual(['a-new', 's-earlier'])
+    for (let i = 0; i < 60; i++) remember({ meta: { rid: 'r-' + i }, items: [{ id: i }] })
     expect(JSON.parse(sessionStorage.getItem('df_rids')!)).toHaveLength(50)
   })
 })

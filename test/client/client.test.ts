@@ -104,10 +104,10 @@ describe('discovery client', () => {
 
   it('remembers which response showed which item and suggestion', async () => {
     const answer = await client().autocomplete({ q: 'boot' })
-    expect(ridFor('item', answer.items[0].id)).toBe(answer.meta.rid)
+    expect(ridFor('item_id', answer.items[0].id)).toBe(answer.meta.rid)
     expect(ridFor('suggestion', answer.suggestions[0].value)).toBe(answer.meta.rid)
     const later = await client().autocomplete({ q: 'leather' })
-    expect(ridFor('item', '1004')).toBe(later.meta.rid) // most recent first
+    expect(ridFor('item_id', '1004')).toBe(later.meta.rid) // most recent first
   })
 })
 

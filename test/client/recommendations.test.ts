@@ -153,16 +153,16 @@ describe('recommendation stores', () => {
     ['frequentlyPurchased', { item_ids: [] }, 'item_ids', 'must be a non-empty array of strings or integers'],
     ['frequentlyPurchased', { item_ids: ['1001', {}] }, 'item_ids', 'must be a non-empty array of strings or integers'],
     ['predefined', { item_id: '1001' }, 'slot', 'is required'],
-    ['newest', { offset: -1 }, 'offset', 'must be a non-negative integer (up to 9 digits) or its text'],
-    ['trending', { limit: '2.5' }, 'limit', 'must be a non-negative integer (up to 9 digits) or its text'],
-    ['latest', { limit: 1.5 }, 'limit', 'must be a non-negative integer (up to 9 digits) or its text'],
-    ['latest', { limit: 1e30 }, 'limit', 'must be a non-negative integer (up to 9 digits) or its text'],
+    ['newest', { offset: -1 }, 'offset', 'must be an integer 0-999999999 or its text'],
+    ['trending', { limit: '2.5' }, 'limit', 'must be an integer 0-999999999 or its text'],
+    ['latest', { limit: 1.5 }, 'limit', 'must be an integer 0-999999999 or its text'],
+    ['latest', { limit: 1e30 }, 'limit', 'must be an integer 0-999999999 or its text'],
     ['newest', { user: 'me' }, 'user', 'must be an object'],
     ['featured', { offset: 1 }, 'offset', 'is not one of user, log'],
     ['viewed', 'x', 'payload', 'must be an object'],
     ['setRequestBody', {}, 'payload', 'must be an object'],
     ['setRequestBody', { payload: [1] }, 'payload', 'must be an object'],
-    ['request', {}, 'slot', 'is required before anything else was asked'],
+    ['request', {}, 'slot', 'is required on a first request'],
     ['similar', {}, 'name', 'must be one of request, setRequestBody, newest, trending, latest, viewed, bought, frequentlyPurchased, predefined, featured']
   ] as const)('%s with %j is refused on %s, into the state and onError, sending nothing', (name, payload, field, rule) => {
     const fetch = vi.spyOn(globalThis, 'fetch')
@@ -197,7 +197,7 @@ describe('recommendation stores', () => {
       }
     })
     expect(() => store.emit('viewed', hostile as never)).not.toThrow()
-    expect(store.getState().error).toMatchObject({ kind: 'invalid', event: 'emit', field: 'payload' })
+    expect(store.getState().error).toMatchObject({ kind: 'invalid', event: 'viewed', field: 'payload' })
     await settled(store.emit('newest'))
     expect(seen).toEqual(['error', 'loading', 'ready'])
   })
