@@ -1,4 +1,4 @@
-import { checkUser, EVENTS, expectOneOf, validate } from '../shared/rules'
+import { checkUser, EVENT_NAMES, expectOneOf, validate } from '../shared/rules'
 import { envelope } from '../shared/envelope'
 import { feedbackError } from '../shared/error'
 import type { EventName, User } from '../shared/types'
@@ -137,7 +137,7 @@ export function createTracker(options: TrackerOptions): Tracker {
     })
   }
   // One method per event, named after it: clickSuggestion for click-suggestion, and so on.
-  for (const event of Object.keys(EVENTS) as EventName[]) {
+  for (const event of EVENT_NAMES) {
     tracker[event.replace(/-(\w)/g, (_, letter: string) => letter.toUpperCase())] = (properties: unknown) => track(event, properties)
   }
   return tracker as unknown as Tracker
