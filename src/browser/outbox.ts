@@ -19,8 +19,9 @@ export type DropReason = 'overflow' | 'expired'
 /*
  * Storage layout, one key per event so that tracking, delivering and marking an event each
  * write one key, however long the queue:
- *   df_q_<outbox>        the page holding that outbox: its outbox id, '' once it let go
- *   df_q_<outbox>.<n>    one event: its wire text, after the time it was handed over if it was
+ *   df_q_<page>.<n>    one event of the page with that outbox id: its wire text, after the
+ *                      time it was handed over if it was
+ *   df_q_<page>        written when that page went (pagehide): its events are free to take
  * ('.' is not in nanoid's alphabet, so it always separates the outbox id from the number.)
  */
 const PREFIX = 'df_q_'
@@ -38,10 +39,10 @@ const stored = (entry: Entry) => (entry.handed || '') + jsonOf(entry)
  * disk before the task that tracked it ends (a crash a moment later keeps it), and it is there
  * to read in pagehide, where IndexedDB's callbacks may never run.
  *
- * Each page has an outbox id and holds a Web Lock of that name while it lives. A page that
- * finds events whose holder is gone (closed, crashed, navigated away) adopts them: it writes
- * its id as their holder, one key per outbox, and sends them here, once. The events keep their
- * keys, so adoption costs no write per event.
+ * Each page has an outbox id and holds a Web Lock of that name while it has events. A page
+ * that finds events whose page is gone (closed, crashed, navigated away) adopts them: it moves
+ * each under its own id and sends it here, once. Adoption is rare (a collector that was down,
+ * a tab that closed), so it may cost a write per event; tracking never pays for it.
  */
 export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => void) {
   const id = nanoid(10)
@@ -49,8 +50,6 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
   // Looked up once: in Chromium every read of window.localStorage costs about as much as
   // the rest of a tracked click.
   const storage = attempt(() => localStorage)
-  // The outboxes this page holds, by their record's key: its own and those it adopted.
-  const held = new Set([PREFIX + id])
   let entries: Entry[] = []
   // Off until consent allows storage (setPersist).
   let persist = false
@@ -65,7 +64,6 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
   const onDisk = (work: (storage: Storage) => void) => {
     if (persist && storage) attempt(() => work(storage))
   }
-  const claim = () => onDisk((storage) => held.forEach((outbox) => storage.setItem(outbox, id)))
   const write = (entry: Entry) => onDisk((storage) => storage.setItem((entry.key ||= PREFIX + id + '.' + (keys++).toString(36)), stored(entry)))
   const erase = (gone: Entry[]) => onDisk((storage) => gone.forEach((entry) => entry.key && storage.removeItem(entry.key)))
   /**
@@ -106,8 +104,6 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
      * the bounds drop the oldest first.
      */
     add(entry: Entry) {
-      // Written again when the page had let it go: another page may have cleared it meanwhile.
-      if (!entries.length) claim()
       hold(true)
       entries.push(entry)
       chars += jsonOf(entry).length
@@ -132,59 +128,52 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
       })
     },
 
-    /** Takes over the outboxes of pages that are gone; resolves how many events it adopted. */
+    /** Takes over the events of pages that are gone; resolves how many it adopted. */
     adopt(): Promise<number> {
-      let adopted = 0
-      const take = (alive: (holder: string) => boolean) => {
+      const take = (alive: (outbox: string) => boolean) => {
+        let adopted = 0
         onDisk((storage) => {
-          const found: Record<string, string[]> = {}
-          for (const key of Object.keys(storage)) {
-            const [outbox, event] = key.split('.')
-            if (outbox.startsWith(PREFIX)) (found[outbox] ||= []).push(...(event ? [key] : []))
-          }
-          for (const outbox of Object.keys(found)) {
-            const holder = storage.getItem(outbox)
-            if (held.has(outbox) || (holder && alive(holder))) continue
-            // A record without events is left from a page that had nothing to send.
-            if (!found[outbox].length) storage.removeItem(outbox)
-            else {
-              held.add(outbox)
-              storage.setItem(outbox, id)
-            }
-            for (const key of found[outbox]) {
-              const value = storage.getItem(key)!
-              const start = value.indexOf('{')
-              try {
-                const event = JSON.parse(value.slice(start))
-                if (!event.event_id) throw event
-                entries.push({ event, json: value.slice(start), key, handed: +value.slice(0, start) || undefined })
-                chars += value.length - start
-                adopted++
-              } catch {
-                // Written by someone else or cut short: nothing we can send.
-                storage.removeItem(key)
-              }
-            }
-          }
           const oldest = Date.now() - MAX_AGE
-          const expired = entries.filter((entry) => entry.event.t_client < oldest)
-          if (expired.length) {
-            without(expired)
-            onDrop(expired, 'expired')
+          const expired: Entry[] = []
+          // Which pages are gone is settled before anything moves: taking an outbox deletes
+          // the record that says it is free.
+          const free = Object.keys(storage).filter((key) => {
+            const outbox = key.split('.')[0]
+            return outbox.startsWith(PREFIX) && outbox != PREFIX + id && !alive(outbox)
+          })
+          for (const key of free) {
+            const value = storage.getItem(key)!
+            const start = value.indexOf('{')
+            try {
+              const event = JSON.parse(value.slice(start))
+              if (!event.event_id) throw event
+              const entry = { event, json: value.slice(start), handed: +value.slice(0, start) || undefined }
+              if (event.t_client < oldest) expired.push(entry)
+              else {
+                entries.push(entry)
+                chars += value.length - start
+                write(entry)
+                adopted++
+              }
+            } catch {
+              // A record that the page went, or an event written by someone else or cut short.
+            }
+            storage.removeItem(key)
           }
+          if (expired.length) onDrop(expired, 'expired')
           entries.sort((a, b) => a.event.t_client - b.event.t_client)
           hold(entries.length > 0)
         })
         return adopted
       }
-      // Without Web Locks only an outbox whose page let go of it on pagehide is free.
-      if (!locks) return Promise.resolve(take(() => true))
-      // One page adopts at a time, so two tabs never take the same outbox.
+      // Without Web Locks only the events of a page that said it went (pagehide) are free.
+      if (!locks) return Promise.resolve(take((outbox) => storage!.getItem(outbox) == null))
+      // One page adopts at a time, so two tabs never take the same events.
       return locks
         .request(PREFIX, () =>
           locks.query().then((state) => {
             const names = new Set([...(state.held || []), ...(state.pending || [])].map((lock) => lock.name))
-            return take((holder) => names.has(PREFIX + holder))
+            return take((outbox) => names.has(outbox))
           })
         )
         .catch(() => 0)
@@ -192,22 +181,17 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
 
     /**
      * Leaving (pagehide): lets the next page adopt what is left at once. If this page comes
-     * back from the back/forward cache, `resume` takes back only what nobody adopted.
+     * back from the back/forward cache, `resume` keeps only what nobody adopted.
      */
     suspend() {
       hold(false)
-      onDisk((storage) => held.forEach((outbox) => storage.setItem(outbox, '')))
+      onDisk((storage) => storage.setItem(PREFIX + id, ''))
     },
     resume() {
       onDisk((storage) => {
-        for (const outbox of held) {
-          const holder = storage.getItem(outbox)
-          if (holder && holder != id) {
-            // Adopted by another page while this one was away: its events are that page's now.
-            held.delete(outbox)
-            entries = entries.filter((entry) => !entry.key || !entry.key.startsWith(outbox + '.'))
-          }
-        }
+        storage.removeItem(PREFIX + id)
+        // Adopted by another page while this one was away: those events are that page's now.
+        entries = entries.filter((entry) => !entry.key || storage.getItem(entry.key) != null)
       })
       chars = 0
       entries.forEach((entry) => {
@@ -215,17 +199,13 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
         // A request cut short by the cache may never answer: what it carried is unconfirmed now.
         entry.sending = false
       })
-      claim()
       hold(entries.length > 0)
     },
 
     /** Whether events may be written to storage (consent, storage mode); off leaves them in memory. */
     setPersist(on: boolean) {
       persist = on
-      if (on) {
-        claim()
-        entries.forEach(write)
-      }
+      if (on) entries.forEach(write)
     },
 
     /** Consent withdrawn: drops every queued event and deletes every outbox of this site. */

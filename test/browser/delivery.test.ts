@@ -68,6 +68,22 @@ describe('outbox', () => {
     expect(first.stats().queued).toBe(1)
   })
 
+  it('without Web Locks, takes only the events of a page that went by pagehide', async () => {
+    network({ answer: () => 'offline' })
+    const first = make()
+    first.clickItem(click())
+    await first.flush()
+    await settle()
+    const second = make()
+    await settle()
+    expect([first.stats().queued, second.stats().queued]).toEqual([1, 0])
+    dispatchEvent(new Event('pagehide'))
+    const third = make()
+    await settle()
+    expect(third.stats().queued).toBe(1)
+    expect(stored()).toHaveLength(1)
+  })
+
   it('hands its outbox to the next page at once on pagehide', async () => {
     const net = network({ answer: () => ({ status: 503 }), acceptBeacon: () => false })
     const first = make()
