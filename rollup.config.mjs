@@ -35,12 +35,18 @@ const declarations = (name) => ({
   ]
 })
 
+// Fields and methods that the tracker's parts share inside the script tag and that no page or
+// collector ever sees: the minifier may shorten them as it does local names. None may be a
+// name the public API, the wire or a built-in the tag calls uses (stats' `queued`, the
+// envelope's `key`, Response's `json`): it would be shortened there too.
+const INTERNAL = /^(handed|sending|adopt|suspend|resume|setPersist|tooLarge|wake)$/
+
 const scriptTag = (input, file) => ({
   input,
   plugins: [
     nodeResolve({ browser: true }),
     typescript({ declaration: false, outDir: 'dist' }),
-    terser({ compress: { passes: 2 }, format: { comments: false } })
+    terser({ compress: { passes: 2 }, mangle: { properties: { regex: INTERNAL } }, format: { comments: false } })
   ],
   output: { file, format: 'iife' }
 })
