@@ -82,6 +82,12 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
     }
   }
 
+  /** Keeps an event in memory and, where allowed, under its own key. */
+  const keep = (entry: Entry) => {
+    entries.push(entry)
+    chars += jsonOf(entry).length
+    write(entry)
+  }
   const without = (gone: Entry[]) => {
     const set = new Set(gone)
     entries = entries.filter((entry) => {
@@ -105,9 +111,7 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
      */
     add(entry: Entry) {
       hold(true)
-      entries.push(entry)
-      chars += jsonOf(entry).length
-      write(entry)
+      keep(entry)
       let cut = 0
       for (let left = chars; entries.length - cut > MAX_EVENTS || left > MAX_CHARS; ) left -= jsonOf(entries[cut++]).length
       if (cut) {
@@ -124,7 +128,7 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
     mark(marked: Entry[], at?: number) {
       marked.forEach((entry) => {
         entry.handed = at
-        if (entry.key) write(entry)
+        write(entry)
       })
     },
 
@@ -150,9 +154,7 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
               const entry = { event, json: value.slice(start), handed: +value.slice(0, start) || undefined }
               if (event.t_client < oldest) expired.push(entry)
               else {
-                entries.push(entry)
-                chars += value.length - start
-                write(entry)
+                keep(entry)
                 adopted++
               }
             } catch {
@@ -191,14 +193,10 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
       onDisk((storage) => {
         storage.removeItem(PREFIX + id)
         // Adopted by another page while this one was away: those events are that page's now.
-        entries = entries.filter((entry) => !entry.key || storage.getItem(entry.key) != null)
+        without(entries.filter((entry) => entry.key && storage.getItem(entry.key) == null))
       })
-      chars = 0
-      entries.forEach((entry) => {
-        chars += jsonOf(entry).length
-        // A request cut short by the cache may never answer: what it carried is unconfirmed now.
-        entry.sending = false
-      })
+      // A request cut short by the cache may never answer: what it carried is unconfirmed now.
+      entries.forEach((entry) => (entry.sending = false))
       hold(entries.length > 0)
     },
 
