@@ -45,7 +45,8 @@ const stored = (entry: Entry) => (entry.handed || '') + jsonOf(entry)
  * a tab that closed), so it may cost a write per event; tracking never pays for it.
  */
 export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => void) {
-  const id = nanoid(10)
+  // This page's outbox: its Web Lock's name, and its events' keys before the number.
+  const own = PREFIX + nanoid(10)
   const locks = navigator.locks
   // Looked up once: in Chromium every read of window.localStorage costs about as much as
   // the rest of a tracked click.
@@ -64,7 +65,7 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
   const onDisk = (work: (storage: Storage) => void) => {
     if (persist && storage) attempt(() => work(storage))
   }
-  const write = (entry: Entry) => onDisk((storage) => storage.setItem((entry.key ||= PREFIX + id + '.' + (keys++).toString(36)), stored(entry)))
+  const write = (entry: Entry) => onDisk((storage) => storage.setItem((entry.key ||= own + '.' + (keys++).toString(36)), stored(entry)))
   const erase = (gone: Entry[]) => onDisk((storage) => gone.forEach((entry) => entry.key && storage.removeItem(entry.key)))
   /**
    * Holds this page's Web Lock while it has events, so no other page takes them, and lets it
@@ -75,7 +76,7 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
     if (!locks || want == wanted) return
     wanted = want
     if (want) {
-      locks.request(PREFIX + id, () => new Promise<void>((resolve) => (wanted ? (unlock = resolve) : resolve()))).catch(() => {})
+      locks.request(own, () => new Promise<void>((resolve) => (wanted ? (unlock = resolve) : resolve()))).catch(() => {})
     } else if (unlock) {
       unlock()
       unlock = undefined
@@ -143,7 +144,7 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
           // the record that says it is free.
           const free = Object.keys(storage).filter((key) => {
             const outbox = key.split('.')[0]
-            return outbox.startsWith(PREFIX) && outbox != PREFIX + id && !alive(outbox)
+            return outbox.startsWith(PREFIX) && outbox != own && !alive(outbox)
           })
           for (const key of free) {
             const value = storage.getItem(key)!
@@ -187,11 +188,11 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
      */
     suspend() {
       hold(false)
-      onDisk((storage) => storage.setItem(PREFIX + id, ''))
+      onDisk((storage) => storage.setItem(own, ''))
     },
     resume() {
       onDisk((storage) => {
-        storage.removeItem(PREFIX + id)
+        storage.removeItem(own)
         // Adopted by another page while this one was away: those events are that page's now.
         without(entries.filter((entry) => entry.key && storage.getItem(entry.key) == null))
       })
