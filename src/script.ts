@@ -10,9 +10,6 @@ import type { CommandFunction, Tracker } from './browser/types'
  * that kept a reference to the stub goes through the global name, which is now ours.
  */
 
-// Commands that are tracker methods of the same name; any other but 'init' and 'user' is an event.
-const METHODS = ['flush', 'consent', 'reset']
-
 type Call = [command: string, ...args: any[]]
 
 ;(() => {
@@ -24,10 +21,11 @@ type Call = [command: string, ...args: any[]]
   let tracker: Tracker | undefined
   let waiting: Call[] = []
 
-  // Strict comparisons (includes() is one): a command that is an object must reach the rules,
-  // not have its toString run here.
+  // Commands that are tracker methods of the same name; any other but 'init' and 'user' is an
+  // event. Strict comparisons (includes() is one): a command that is an object must reach the
+  // rules, not have its toString run here.
   const run = ([command, argument]: Call) =>
-    METHODS.includes(command)
+    ['flush', 'consent', 'reset'].includes(command)
       ? (tracker as any)[command](argument)
       : command === 'user'
         ? tracker!.identify(argument)
