@@ -23,16 +23,17 @@ export function followPage(
   delivery: Delivery,
   signal: AbortSignal
 ) {
-  // Capturing listeners, so that a page stopping propagation cannot hide an event from us; they
-  // go when `signal` aborts.
+  // Capturing listeners on the window, so that a page stopping propagation cannot hide an event
+  // from us: the window comes first in the path of the document's events too (visibilitychange,
+  // DOMContentLoaded). They go when `signal` aborts.
   const options = { capture: true, signal }
   const autoViewPage = settings.autoViewPage !== false
   // The signal is checked when the timer fires: it may have been set before destroy(), or by a
   // history wrapper that another script kept in its chain.
   const viewSoon = () => setTimeout(() => signal.aborted || view())
-  window.addEventListener('online', delivery.wake, options)
-  document.addEventListener('visibilitychange', () => delivery.send(document.visibilityState == 'hidden'), options)
-  window.addEventListener(
+  addEventListener('online', delivery.wake, options)
+  addEventListener('visibilitychange', () => delivery.send(document.visibilityState == 'hidden'), options)
+  addEventListener(
     'pagehide',
     () => {
       delivery.send(true)
@@ -40,7 +41,7 @@ export function followPage(
     },
     options
   )
-  window.addEventListener(
+  addEventListener(
     'pageshow',
     (event: PageTransitionEvent) => {
       // Back from the back/forward cache: to the shopper, a new page view.
@@ -71,7 +72,7 @@ export function followPage(
     history[name] = wrapper
     signal.addEventListener('abort', () => history[name] == wrapper && (history[name] = original))
   }
-  window.addEventListener('popstate', viewSoon, options)
-  if (document.readyState == 'loading') document.addEventListener('DOMContentLoaded', viewSoon, options)
+  addEventListener('popstate', viewSoon, options)
+  if (document.readyState == 'loading') addEventListener('DOMContentLoaded', viewSoon, options)
   else viewSoon()
 }
