@@ -1,5 +1,7 @@
-import { attempt } from './browser/attempt'
+// The tracker first: bundlers lay modules out in the order they are imported, and attempt()
+// compresses smaller beside the outbox, its first user there, than at the top of the file.
 import { createTracker } from './browser/tracker'
+import { attempt } from './browser/attempt'
 import type { CommandFunction, Tracker } from './browser/types'
 
 /*
