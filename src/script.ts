@@ -1,6 +1,8 @@
-import { attempt } from './browser/attempt'
+// The tracker first: bundlers lay modules out in the order they are imported, and attempt()
+// compresses smaller beside the outbox, its first user there, than at the top of the file.
 import { createTracker } from './browser/tracker'
-import type { CommandFunction, Tracker, TrackerOptions } from './browser/types'
+import { attempt } from './browser/attempt'
+import type { CommandFunction, Tracker } from './browser/types'
 
 /*
  * Entry of the script-tag build. The page's stub (see README) queues calls in
@@ -10,23 +12,7 @@ import type { CommandFunction, Tracker, TrackerOptions } from './browser/types'
  * that kept a reference to the stub goes through the global name, which is now ours.
  */
 
-// Commands that are tracker methods of the same name; any other but 'init' and 'user' is an event.
-const METHODS = ['flush', 'consent', 'reset']
-
 type Call = [command: string, ...args: any[]]
-
-function optionsFromDataset(script: HTMLOrSVGScriptElement | null): TrackerOptions | undefined {
-  const data = script?.dataset
-  if (!data?.key) return
-  const options: Record<string, unknown> = {}
-  // Attributes are text: true, false and whole numbers become what the options expect. The
-  // key stays text whatever it looks like.
-  for (const name of Object.keys(data)) {
-    const value = data[name]!
-    options[name] = name != 'key' && /^(true|false|\d+)$/.test(value) ? JSON.parse(value) : value
-  }
-  return options as unknown as TrackerOptions
-}
 
 ;(() => {
   const global = window as any
@@ -37,10 +23,11 @@ function optionsFromDataset(script: HTMLOrSVGScriptElement | null): TrackerOptio
   let tracker: Tracker | undefined
   let waiting: Call[] = []
 
-  // Strict comparisons (includes() is one): a command that is an object must reach the rules,
-  // not have its toString run here.
+  // Commands that are tracker methods of the same name; any other but 'init' and 'user' is an
+  // event. Strict comparisons (includes() is one): a command that is an object must reach the
+  // rules, not have its toString run here.
   const run = ([command, argument]: Call) =>
-    METHODS.includes(command)
+    ['flush', 'consent', 'reset'].includes(command)
       ? (tracker as any)[command](argument)
       : command === 'user'
         ? tracker!.identify(argument)
@@ -63,8 +50,18 @@ function optionsFromDataset(script: HTMLOrSVGScriptElement | null): TrackerOptio
   discoveryFeedback.createTracker = createTracker
   global.discoveryFeedback = discoveryFeedback
 
-  const fromDataset = optionsFromDataset(document.currentScript)
-  if (fromDataset) command('init', fromDataset)
+  // Without data-key the tracker waits for a queued or later 'init'.
+  const data = document.currentScript?.dataset
+  if (data?.key) {
+    const options: Record<string, unknown> = {}
+    // Attributes are text: true, false and whole numbers become what the options expect. The
+    // key stays text whatever it looks like.
+    for (const name of Object.keys(data)) {
+      const value = data[name]!
+      options[name] = name != 'key' && /^(true|false|\d+)$/.test(value) ? JSON.parse(value) : value
+    }
+    command('init', options)
+  }
   // Array.from with one argument only: Prototype.js replaces it with a version that takes no map function.
   ;(Array.from(stub.q || []) as ArrayLike<unknown>[]).forEach((args) => command(...(Array.from(args || []) as Call)))
 })()

@@ -51,12 +51,9 @@ export function createFaults({ onError, strict }: TrackerOptions, broken?: Feedb
       try {
         return method(...args)
       } catch (caught) {
-        let error = caught as FeedbackError
-        try {
-          if (!(caught && (caught as FeedbackError).name == 'FeedbackError')) error = feedbackError(undefined, undefined, 'failed: ' + caught)
-        } catch {
-          error = feedbackError(undefined, undefined, 'failed: ' + typeof caught + ' thrown')
-        }
+        const error =
+          attempt(() => (caught as FeedbackError).name == 'FeedbackError' && (caught as FeedbackError)) ||
+          feedbackError(undefined, undefined, 'failed: ' + (attempt(() => '' + caught) ?? typeof caught + ' thrown'))
         dropped.invalid++
         if (strict) throw error
         report(error)

@@ -1,7 +1,5 @@
 import type { Delivery } from './delivery'
-import { listen, onRestore } from './listen'
 import type { Outbox } from './outbox'
-import { autoViewPages } from './pageviews'
 import type { TrackerOptions } from './types'
 
 /**
@@ -11,6 +9,11 @@ import type { TrackerOptions } from './types'
  * covers navigations where visibilitychange does not fire. unload and beforeunload are never
  * used: they keep a page out of the back/forward cache. Back from that cache, the page takes
  * back what nobody adopted meanwhile, and its next view is a new one (`forgetView`).
+ *
+ * The automatic view-page comes on load, on every SPA navigation and after a back/forward-cache
+ * restore. A template or a router may describe the page itself (a product page adds item_id)
+ * right after the page or route appears, so `view` runs one task later, where it can see
+ * whether that URL was just viewed.
  */
 export function followPage(
   settings: TrackerOptions,
@@ -20,24 +23,56 @@ export function followPage(
   delivery: Delivery,
   signal: AbortSignal
 ) {
-  listen(window, 'online', delivery.wake, signal)
-  listen(document, 'visibilitychange', () => delivery.send(document.visibilityState == 'hidden'), signal)
-  listen(
-    window,
+  // Capturing listeners on the window, so that a page stopping propagation cannot hide an event
+  // from us: the window comes first in the path of the document's events too (visibilitychange,
+  // DOMContentLoaded). They go when `signal` aborts.
+  const options = { capture: true, signal }
+  const autoViewPage = settings.autoViewPage !== false
+  // The signal is checked when the timer fires: it may have been set before destroy(), or by a
+  // history wrapper that another script kept in its chain.
+  const viewSoon = () => setTimeout(() => signal.aborted || view())
+  addEventListener('online', delivery.wake, options)
+  addEventListener('visibilitychange', () => delivery.send(document.visibilityState == 'hidden'), options)
+  addEventListener(
     'pagehide',
     () => {
       delivery.send(true)
       outbox.suspend()
     },
-    signal
+    options
   )
-  onRestore(() => {
-    forgetView()
-    outbox.resume()
-    delivery.send(false)
-  }, signal)
+  addEventListener(
+    'pageshow',
+    (event: PageTransitionEvent) => {
+      // Back from the back/forward cache: to the shopper, a new page view.
+      if (event.persisted) {
+        forgetView()
+        outbox.resume()
+        delivery.send(false)
+        if (autoViewPage) viewSoon()
+      }
+    },
+    options
+  )
   signal.addEventListener('abort', delivery.stop)
   // What earlier pages left unsent goes first.
   delivery.adopt()
-  if (settings.autoViewPage !== false) autoViewPages(view, signal)
+  if (!autoViewPage) return
+  // SPA navigations: pushState or replaceState that changed the URL, and popstate (back,
+  // forward, hash links). Routers call history directly, so its methods are wrapped; destroy()
+  // restores them. When another script wrapped them after us, ours stays in its chain, so that
+  // script's wrapper keeps working, and still calls back: `viewSoon` checks the signal itself.
+  for (const name of ['pushState', 'replaceState'] as const) {
+    const original = history[name]
+    const wrapper = function (this: History, ...args: Parameters<History['pushState']>) {
+      const before = location.href
+      original.apply(this, args)
+      if (location.href != before) viewSoon()
+    }
+    history[name] = wrapper
+    signal.addEventListener('abort', () => history[name] == wrapper && (history[name] = original))
+  }
+  addEventListener('popstate', viewSoon, options)
+  if (document.readyState == 'loading') addEventListener('DOMContentLoaded', viewSoon, options)
+  else viewSoon()
 }

@@ -3,9 +3,6 @@ import { check, checkUser } from '../shared/rules'
 import type { FeedbackError, User } from '../shared/types'
 import type { TrackerOptions } from './types'
 
-// What a tracker cannot work without.
-const REQUIRED = { key: 's', endpoint: 's' }
-
 /**
  * Reads a tracker's options once, into a copy: getters on the caller's object run here,
  * inside a guard, and never again. Returns the settings, the shopper fields the site gave, and
@@ -27,7 +24,8 @@ export function readOptions(
   }
   if (browser && !broken) {
     try {
-      check('init', REQUIRED, settings, 'options', '')
+      // What a tracker cannot work without.
+      check('init', { key: 's', endpoint: 's' }, settings, 'options', '')
       if (settings.user != null) user = checkUser('init', settings.user)
     } catch (error) {
       broken = error as FeedbackError
