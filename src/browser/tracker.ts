@@ -106,19 +106,11 @@ export function createTracker(options: TrackerOptions): Tracker {
         // Withdrawn: nothing of ours stays behind, and nothing more is stored or sent.
         outbox.forget()
         identity!.forget()
-        return
       }
-      if (next == 'granted') {
-        // Events tracked while pending get the shopper's identity now.
-        for (const entry of outbox.entries) {
-          if (!entry.event.user) {
-            entry.event.user = identity!.user(true)
-            entry.json = undefined
-          }
-        }
-      }
+      // Events tracked while pending get the shopper's identity now.
+      if (granted()) for (const entry of outbox.entries) entry.event.user ||= ((entry.json = undefined), identity!.user(true))
       persist()
-      if (next == 'granted') delivery!.wake()
+      if (granted()) delivery!.wake()
     }),
     reset: guard(() => {
       // Logout on a shared computer: what the last shopper did leaves under their ids first.
