@@ -1,16 +1,17 @@
+// Bundlers lay modules out in the order they are imported, and this order compresses smallest
+// (npm run bench and size-limit measure it): consent and options, the shared modules, then the
+// outbox before the other parts.
+import { optedOut, STATES } from './consent'
+import { readOptions } from './options'
 import { checkUser, EVENT_NAMES, expectOneOf, validate } from '../shared/rules'
 import { envelope } from '../shared/envelope'
 import { feedbackError } from '../shared/error'
 import type { EventName, User } from '../shared/types'
-// The outbox first: bundlers lay modules out in the order they are imported, and this order
-// compresses smallest (npm run bench and size-limit measure it).
 import { createOutbox } from './outbox'
 import { createFaults } from './faults'
 import { createDelivery } from './delivery'
-import { optedOut, STATES } from './consent'
 import { createIdentity } from './identity'
 import { followPage } from './lifecycle'
-import { readOptions } from './options'
 import type { Consent, Tracker, TrackerOptions } from './types'
 
 /**
