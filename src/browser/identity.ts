@@ -18,8 +18,9 @@ const UID_LIFETIME = 400 * 1440 * MINUTE
  */
 export function siteDomain(): string | undefined {
   const labels = location.hostname.split('.')
-  for (let i = labels.length - 2; i >= 0; i--) {
-    const domain = labels.slice(i).join('.')
+  // From the last two labels up, one label more each time.
+  for (let domain = labels.pop(); labels.length; ) {
+    domain = labels.pop() + '.' + domain
     // path=/ is js-cookie's default.
     Cookies.set('df_probe', '1', { domain, sameSite: 'Lax' })
     if (Cookies.get('df_probe')) {

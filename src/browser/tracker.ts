@@ -1,16 +1,17 @@
+// Bundlers lay modules out in the order they are imported, and this order compresses smallest
+// (npm run bench and size-limit measure it): consent and options, the shared modules, then the
+// outbox before the other parts.
+import { optedOut, STATES } from './consent'
+import { readOptions } from './options'
 import { checkUser, EVENT_NAMES, expectOneOf, validate } from '../shared/rules'
 import { envelope } from '../shared/envelope'
 import { feedbackError } from '../shared/error'
 import type { EventName, User } from '../shared/types'
-// The outbox first: bundlers lay modules out in the order they are imported, and this order
-// compresses smallest (npm run bench and size-limit measure it).
 import { createOutbox } from './outbox'
 import { createFaults } from './faults'
 import { createDelivery } from './delivery'
-import { optedOut, STATES } from './consent'
 import { createIdentity } from './identity'
 import { followPage } from './lifecycle'
-import { readOptions } from './options'
 import type { Consent, Tracker, TrackerOptions } from './types'
 
 /**
@@ -106,19 +107,11 @@ export function createTracker(options: TrackerOptions): Tracker {
         // Withdrawn: nothing of ours stays behind, and nothing more is stored or sent.
         outbox.forget()
         identity!.forget()
-        return
       }
-      if (next == 'granted') {
-        // Events tracked while pending get the shopper's identity now.
-        for (const entry of outbox.entries) {
-          if (!entry.event.user) {
-            entry.event.user = identity!.user(true)
-            entry.json = undefined
-          }
-        }
-      }
+      // Events tracked while pending get the shopper's identity now.
+      if (granted()) for (const entry of outbox.entries) entry.event.user ||= ((entry.json = undefined), identity!.user(true))
       persist()
-      if (next == 'granted') delivery!.wake()
+      if (granted()) delivery!.wake()
     }),
     reset: guard(() => {
       // Logout on a shared computer: what the last shopper did leaves under their ids first.
