@@ -107,7 +107,7 @@ export function createDelivery(
     retryAt = Date.now() + (asked >= 0 ? asked : Math.min(1000 * 2 ** (failures - 1), MAX_BACKOFF) * (0.5 + Math.random() / 2))
   }
 
-  const deliver = (body: string, entries: Entry[], bytes: number, checks: Entry[], leaving?: boolean) => {
+  const deliver = (body: string, entries: Entry[], bytes: number, checks: Entry[], leaving: boolean) => {
     // keepalive lets a request finish after the page is gone, within the shared budget. While
     // the page is visible it takes at most half, so that beacons find room when the page goes;
     // a body beyond that goes by ordinary fetch, which a visible page has time to see through.
@@ -178,20 +178,20 @@ export function createDelivery(
       leaving ? Infinity : MAX_IN_FLIGHT - requests
     )
     const answers: Promise<void>[] = []
-    if (!bodies.length && !checks.length) urgent = false
-    if (leaving) {
-      for (const [body, entries, bytes] of bodies) {
-        if (beacon(target([]), body)) counts.sent += entries.length
-        // Refused (over the budget, or no sendBeacon): a request may still get out before the page goes.
-        else answers.push(deliver(body, entries, bytes, [], true))
-        handed.push(...entries)
-      }
-      outbox.mark(handed, now)
-    } else {
-      if (checks.length && !bodies.length) bodies.push(['[]', [], 2])
-      for (const [body, entries, bytes] of bodies) answers.push(deliver(body, entries, bytes, answers.length ? [] : checks))
-      plan()
+    if (!bodies.length) {
+      // Nothing to send but ids to ask about: a body of no events carries the question.
+      if (checks.length) bodies.push(['[]', [], 2])
+      else urgent = false
     }
+    for (const [body, entries, bytes] of bodies) {
+      if (leaving && beacon(target([]), body)) counts.sent += entries.length
+      // By fetch while visible (checks are asked only then, with the first body); leaving, when the
+      // beacon was refused (over the budget, or no sendBeacon): a request may still get out before the page goes.
+      else answers.push(deliver(body, entries, bytes, answers.length ? [] : checks, leaving))
+      if (leaving) handed.push(...entries)
+    }
+    if (leaving) outbox.mark(handed, now)
+    else plan()
     return Promise.all(answers) as Promise<unknown> as Promise<void>
   }
 
