@@ -55,27 +55,27 @@ describe('outbox', () => {
     expect(stored()).toEqual([])
   })
 
-  it('leaves alone the outbox of a page that is alive', async () => {
+  /** A page whose one event waits (the collector is unreachable), then a second page opened. */
+  const pageAndNext = async () => {
     network({ answer: () => 'offline' })
-    fakeLocks()
     const first = make()
     first.clickItem(click())
     await first.flush()
     await settle()
     const second = make()
     await settle()
+    return [first, second]
+  }
+
+  it('leaves alone the outbox of a page that is alive', async () => {
+    fakeLocks()
+    const [first, second] = await pageAndNext()
     expect(second.stats().queued).toBe(0)
     expect(first.stats().queued).toBe(1)
   })
 
   it('without Web Locks, takes only the events of a page that went by pagehide', async () => {
-    network({ answer: () => 'offline' })
-    const first = make()
-    first.clickItem(click())
-    await first.flush()
-    await settle()
-    const second = make()
-    await settle()
+    const [first, second] = await pageAndNext()
     expect([first.stats().queued, second.stats().queued]).toEqual([1, 0])
     dispatchEvent(new Event('pagehide'))
     const third = make()
