@@ -39,7 +39,7 @@ const declarations = (name) => ({
 // collector ever sees: the minifier may shorten them as it does local names. None may be a
 // name the public API, the wire or a built-in the tag calls uses (stats' `queued`, the
 // envelope's `key`, Response's `json`): it would be shortened there too.
-const INTERNAL = /^(handed|sending|adopt|suspend|resume|setPersist|tooLarge|wake)$/
+const INTERNAL = /^(handed|sending|wire|adopt|suspend|resume|setPersist|tooLarge|wake)$/
 
 const scriptTag = (input, file) => ({
   input,

@@ -3,7 +3,7 @@ import { jsonOf, type Packed } from '../shared/batch'
 import { attempt } from './attempt'
 
 /**
- * A queued event. `json` is its wire text, made once; `key` its own storage key; `sending` is
+ * A queued event. `wire` is its JSON text, made once; `key` its own storage key; `sending` is
  * set while a request carries it; `handed` is when the page handed it to the browser on its
  * way out (a beacon, or a request still in flight as the page went): delivered in all
  * likelihood, but unconfirmed.
@@ -152,7 +152,7 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
             try {
               const event = JSON.parse(value.slice(start))
               if (!event.event_id) throw event
-              const entry = { event, json: value.slice(start), handed: +value.slice(0, start) || undefined }
+              const entry = { event, wire: value.slice(start), handed: +value.slice(0, start) || undefined }
               if (event.t_client < oldest) expired.push(entry)
               else {
                 keep(entry)

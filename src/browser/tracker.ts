@@ -109,8 +109,8 @@ export function createTracker(options: TrackerOptions): Tracker {
         identity!.forget()
       }
       // Events tracked while pending get the shopper's identity now; their wire text is made
-      // again (json reset) with it.
-      if (granted()) for (const entry of outbox.entries) entry.event.user ||= ((entry.json = undefined), identity!.user(true))
+      // again (wire reset) with it.
+      if (granted()) for (const entry of outbox.entries) entry.event.user ||= ((entry.wire = undefined), identity!.user(true))
       persist()
       if (granted()) delivery!.wake()
     }),

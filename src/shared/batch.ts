@@ -4,11 +4,11 @@ import type { Envelope } from './types'
 /** A queued event and, once made, its wire text. */
 export interface Packed {
   event: Envelope
-  json?: string
+  wire?: string
 }
 
 /** An entry's JSON text, made once: for its size when tracked, for storage and for every request. */
-export const jsonOf = (entry: Packed) => (entry.json ||= encode(entry.event))
+export const jsonOf = (entry: Packed) => (entry.wire ||= encode(entry.event))
 
 /**
  * UTF-8 size of a string, as a TextEncoder would count it: a byte more for each character beyond
