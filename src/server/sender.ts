@@ -105,9 +105,9 @@ export function createServerTracker(options: ServerTrackerOptions): ServerTracke
     const step = backoff.step()
     const url = endpoint + (endpoint.includes('?') ? '&' : '?') + 't_sent=' + Date.now()
     const [status, retryAfter] = await postBatch(url, body, requestTimeout, controller)
-    carried -= batch.length
-    // Given up by close(): already counted there.
+    // Given up by close(): already counted there, and no longer carried.
     if (!inFlight.delete(controller)) return
+    carried -= batch.length
     if (status > 199 && status < 300) {
       counts.sent += batch.length
       backoff.succeeded()
@@ -171,6 +171,7 @@ export function createServerTracker(options: ServerTrackerOptions): ServerTracke
         // Out of time: what waits or flies now is given up, and said so.
         const left = queue.length + carried
         queue = []
+        carried = 0
         inFlight.forEach((controller) => controller.abort())
         inFlight.clear()
         clearTimeout(timer)

@@ -1,6 +1,6 @@
 // @vitest-environment node
 import { execFileSync } from 'node:child_process'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { identityCookie } from '../../src/server'
 
 describe('identityCookie (discovery-feedback/server)', () => {
@@ -221,6 +221,24 @@ describe('createServerTracker when the collector struggles (real HTTP)', () => {
     expect(tracker.stats()).toMatchObject({ queued: 0, sent: 0, dropped: { undelivered: 300 } })
     expect(errors.at(-1)).toBe('discovery-feedback: 300 events dropped: close() ran out of time after 500 ms')
     expect(() => tracker.track('click-item', click(1), shopper)).toThrow('discovery-feedback: click-item: was tracked after close()')
+  })
+
+  it('close() out of time while a wrapped fetch settles late after its abort: each event is counted once, as dropped', async () => {
+    const { createServerTracker } = await import('../../src/server')
+    // A fetch wrapped by a monitoring agent that reports its abort a while after it happened.
+    vi.stubGlobal('fetch', (_url: string, init: RequestInit) =>
+      new Promise((_resolve, reject) => init.signal!.addEventListener('abort', () => setTimeout(() => reject(new Error('aborted')), 200)))
+    )
+    try {
+      const tracker = createServerTracker({ key: 'KEY', endpoint: 'http://127.0.0.1:9/', onError: () => {} })
+      for (let n = 0; n < 120; n++) tracker.track('click-item', click(n), shopper)
+      await tracker.close({ timeout: 100 })
+      expect(tracker.stats()).toMatchObject({ queued: 0, sent: 0, dropped: { undelivered: 120 } })
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      expect(tracker.stats()).toMatchObject({ queued: 0, sent: 0, retried: 0, dropped: { undelivered: 120 } })
+    } finally {
+      vi.unstubAllGlobals()
+    }
   })
 
   it('bounded memory: beyond maxQueuedEvents the oldest are dropped, counted and reported once per burst', async () => {
