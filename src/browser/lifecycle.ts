@@ -13,7 +13,9 @@ import type { TrackerOptions } from './types'
  * The automatic view-page comes on load, on every SPA navigation and after a back/forward-cache
  * restore. A template or a router may describe the page itself (a product page adds item_id)
  * right after the page or route appears, so `view` runs one task later, where it can see
- * whether that URL was just viewed.
+ * whether that URL was just viewed. A page may go before that task comes (a redirect, a
+ * shopper who clicks on at once, a frame removed by its parent): a view still due then is
+ * recorded when the page turns hidden or goes, so it leaves with the page's last requests.
  */
 export function followPage(
   settings: TrackerOptions,
@@ -28,14 +30,33 @@ export function followPage(
   // DOMContentLoaded). They go when `signal` aborts.
   const options = { capture: true, signal }
   const autoViewPage = settings.autoViewPage !== false
-  // The signal is checked when the timer fires: it may have been set before destroy(), or by a
-  // history wrapper that another script kept in its chain.
-  const viewSoon = () => setTimeout(() => signal.aborted || view())
+  // Whether an automatic view waits: for its task, or for the document to be parsed.
+  let viewDue = autoViewPage && document.readyState == 'loading'
+  // The signal is checked when the view runs: the timer may have been set before destroy(), or
+  // by a history wrapper that another script kept in its chain.
+  const viewNow = () => {
+    if (!viewDue || signal.aborted) return
+    viewDue = false
+    view()
+  }
+  const viewSoon = () => {
+    viewDue = true
+    setTimeout(viewNow)
+  }
   addEventListener('online', delivery.wake, options)
-  addEventListener('visibilitychange', () => delivery.send(document.visibilityState == 'hidden'), options)
+  addEventListener(
+    'visibilitychange',
+    () => {
+      const hidden = document.visibilityState == 'hidden'
+      if (hidden) viewNow()
+      delivery.send(hidden)
+    },
+    options
+  )
   addEventListener(
     'pagehide',
     () => {
+      viewNow()
       delivery.send(true)
       outbox.suspend()
     },
@@ -61,7 +82,7 @@ export function followPage(
   // SPA navigations: pushState or replaceState that changed the URL, and popstate (back,
   // forward, hash links). Routers call history directly, so its methods are wrapped; destroy()
   // restores them. When another script wrapped them after us, ours stays in its chain, so that
-  // script's wrapper keeps working, and still calls back: `viewSoon` checks the signal itself.
+  // script's wrapper keeps working, and still calls back: `viewNow` checks the signal.
   for (const name of ['pushState', 'replaceState'] as const) {
     const original = history[name]
     const wrapper = function (this: History, ...args: Parameters<History['pushState']>) {
