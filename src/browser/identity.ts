@@ -6,7 +6,7 @@ import type { User } from '../shared/types'
 import { attempt } from './attempt'
 
 const MINUTE = 60000
-// Browsers cap cookie lifetimes at 400 days (RFC 6265bis, "The Expires Attribute"); asking for
+// Browsers cap cookie lifetimes at 400 days (RFC 6265bis, "The Max-Age Attribute"); asking for
 // more is silently cut, so we ask for exactly that and renew it on activity.
 const UID_LIFETIME = 400 * 1440 * MINUTE
 
@@ -57,10 +57,13 @@ export function createIdentity(options: TrackerOptions, given: Partial<User>): I
   const memory: Record<string, [id: string, expires: number, stored: boolean]> = {}
 
   /**
-   * Writes one of our cookies; an empty value with an expiry in the past (-1 day) deletes it.
-   * Where document.cookie throws (a sandboxed frame, some webviews), memory keeps the ids.
+   * Writes one of our cookies to last `lifetime` ms; an empty value with no lifetime deletes it.
+   * Max-Age rather than Expires: the browser counts it from its own clock (RFC 6265bis §5.6.2),
+   * so a device whose date is years behind does not write an expiry in the past, which would
+   * drop the ids at once and make every page a new shopper. Where document.cookie throws (a
+   * sandboxed frame, some webviews), memory keeps the ids.
    */
-  const write = (name: string, id: string, expires: Date | number) =>
+  const write = (name: string, id: string, lifetime: number) =>
     attempt(() => {
       // Found on first use, not at creation: probing writes cookies, which needs consent too.
       if (domain == 'auto') domain = siteDomain()
@@ -69,7 +72,8 @@ export function createIdentity(options: TrackerOptions, given: Partial<User>): I
         sameSite: options.cookieSameSite || 'Lax',
         secure: options.cookieSecure ?? location.protocol == 'https:',
         domain,
-        expires
+        // A string: js-cookie leaves out an attribute whose value is falsy, such as 0.
+        'max-age': String(Math.floor(lifetime / 1000))
       })
     })
 
@@ -83,7 +87,7 @@ export function createIdentity(options: TrackerOptions, given: Partial<User>): I
     let id = store && attempt(() => Cookies.get(name))
     if (!id || !OUR_ID.test(id)) id = held && held[1] > now ? held[0] : nanoid()
     memory[name] = [id, now + lifetime, store]
-    if (store) write(name, id, new Date(now + lifetime))
+    if (store) write(name, id, lifetime)
     return id
   }
 
@@ -111,7 +115,7 @@ export function createIdentity(options: TrackerOptions, given: Partial<User>): I
       }
       for (const name of [UID_COOKIE, SID_COOKIE]) {
         delete memory[name]
-        write(name, '', -1)
+        write(name, '', 0)
       }
     }
   }

@@ -92,15 +92,17 @@ describe('identity', () => {
     expect(identity.user(true)).toEqual(first)
   })
 
-  it('writes SameSite=Lax, path=/, a 400-day uid and the session-long sid; Secure only on https', () => {
+  it('writes SameSite=Lax, path=/, a 400-day uid and the session-long sid as Max-Age; Secure only on https', () => {
     vi.useFakeTimers({ now: new Date('2026-01-01T10:00:00Z') })
     const set = vi.spyOn(Cookies, 'set')
     createIdentity({ ...options, cookieDomain: 'localhost' }, {}).user(true)
     const [uidCall, sidCall] = set.mock.calls
     expect(uidCall[0]).toBe('df_uid')
     expect(uidCall[2]).toMatchObject({ path: '/', sameSite: 'Lax', secure: false, domain: 'localhost' })
-    expect((uidCall[2]!.expires as Date).toISOString()).toBe('2027-02-05T10:00:00.000Z')
-    expect((sidCall[2]!.expires as Date).toISOString()).toBe('2026-01-01T10:30:00.000Z')
+    // Lifetimes in seconds, counted by the browser from its own clock: 400 days and 30 minutes.
+    expect(uidCall[2]).toMatchObject({ 'max-age': '34560000' })
+    expect(sidCall[2]).toMatchObject({ 'max-age': '1800' })
+    expect(uidCall[2]).not.toHaveProperty('expires')
     set.mockClear()
     createIdentity({ ...options, cookieSecure: true, cookieSameSite: 'Strict' }, {}).user(true)
     expect(set.mock.calls[0][2]).toMatchObject({ secure: true, sameSite: 'Strict' })
