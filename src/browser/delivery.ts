@@ -27,7 +27,8 @@ export type Reason = DropReason | 'too_large' | 'rejected'
  *
  * A batch leaves when `maxEvents` wait to be sent, or when the oldest of them has waited
  * `interval`; an answer sends on only a batch that is due. While the page is visible, bodies
- * go by fetch so the answer can be read, at most MAX_IN_FLIGHT at a time: 2xx removes the
+ * go by fetch so the answer can be read, at most MAX_IN_FLIGHT at a time once the collector
+ * has answered one, one at a time before that and after a failure: 2xx removes the
  * events; a 5xx, 408, 429 or no answer keeps them and tries again with exponential backoff
  * and jitter (or the collector's Retry-After); any other 4xx can never succeed, so that batch
  * is dropped and reported.
@@ -54,8 +55,21 @@ export function createDelivery(
   let keepaliveBytes = 0
   let failures = 0
   let retryAt = 0
+  // Whether the collector's last answer was one that no retry follows (2xx, or a 4xx that
+  // refuses the batch). Until it is (when the page starts, and after every failure), one
+  // request probes it, so a collector that struggles sees at most one request from this page
+  // per backoff step; once one succeeds, up to MAX_IN_FLIGHT go at once. Beacons as the page
+  // goes are not held back: there is no later for them.
+  let healthy = false
   // Set by flush(): every waiting event goes now, a body after each answer, until none waits.
   let urgent = false
+  // flush() calls waiting for that to end: nothing left to send and no request in flight, or a
+  // failure that the backoff now waits out.
+  let flushing: (() => void)[] = []
+  const endUrgent = () => {
+    urgent = false
+    flushing.splice(0).forEach((resolve) => resolve())
+  }
   let timer: ReturnType<typeof setTimeout> | undefined
   let due = Infinity
   let adoptedAt = 0
@@ -68,7 +82,8 @@ export function createDelivery(
     Date.now() +
     (checks.length ? '&unconfirmed=' + encodeURIComponent(checks.map((entry) => entry.event.event_id).join()) : '')
 
-  const saturated = () => requests >= MAX_IN_FLIGHT
+  const slots = () => (healthy ? MAX_IN_FLIGHT : 1)
+  const saturated = () => requests >= slots()
 
   const schedule = (at: number) => {
     at = Math.max(at, retryAt)
@@ -122,6 +137,7 @@ export function createDelivery(
       carried.forEach((entry) => (entry.sending = false))
       if (status > 199 && status < 300) {
         failures = 0
+        healthy = true
         counts.sent += entries.length
         outbox.remove(entries)
         // No list: a collector without the extension. Handed events then count as delivered.
@@ -130,9 +146,11 @@ export function createDelivery(
         outbox.mark(lost)
         if (!outbox.entries.length && Date.now() - adoptedAt > ADOPT_EVERY) adopt()
       } else if (status > 399 && status < 500 && status != 408 && status != 429) {
+        healthy = true
         outbox.remove(entries)
         dropped(entries, 'rejected', 'the collector answered ' + status)
       } else {
+        healthy = false
         counts.retried += entries.length
         backOff(retryAfter)
         // Answered with an error, or offline: not stored, so back to waiting even if handed on
@@ -140,7 +158,7 @@ export function createDelivery(
         // cancelled as the page went (Firefox cancels ordinary fetches at navigation) may
         // still have arrived, and a beacon sending it again would count it twice.
         if (status || !navigator.onLine) outbox.mark(entries.filter((entry) => entry.handed))
-        urgent = false
+        endUrgent()
         return schedule(retryAt)
       }
       if (urgent) return send(false)
@@ -152,8 +170,13 @@ export function createDelivery(
   function send(leaving: boolean): Promise<void> {
     clearTimeout(timer)
     due = Infinity
+    // Without consent nothing may go: a flush() has nothing to wait for.
+    if (!allowed()) endUrgent()
+    // Every slot taken: the next answer sends on.
     if (!allowed() || (!leaving && saturated())) return Promise.resolve()
     if (!leaving && Date.now() < retryAt) {
+      // Backing off after a failure: a flush() ends here, and the backoff's timer sends later.
+      endUrgent()
       plan()
       return Promise.resolve()
     }
@@ -175,13 +198,14 @@ export function createDelivery(
         outbox.remove([entry])
         dropped([entry], 'too_large')
       },
-      leaving ? Infinity : MAX_IN_FLIGHT - requests
+      leaving ? Infinity : slots() - requests
     )
     const answers: Promise<void>[] = []
     if (!bodies.length) {
       // Nothing to send but ids to ask about: a body of no events carries the question.
       if (checks.length) bodies.push(['[]', [], 2])
-      else urgent = false
+      // Nothing at all: a flush() ends once the requests in flight were answered too.
+      else if (!requests) endUrgent()
     }
     for (const [body, entries, bytes] of bodies) {
       if (leaving && beacon(target([]), body)) counts.sent += entries.length
@@ -190,8 +214,11 @@ export function createDelivery(
       else answers.push(deliver(body, entries, bytes, answers.length ? [] : checks, leaving))
       if (leaving) handed.push(...entries)
     }
-    if (leaving) outbox.mark(handed, now)
-    else plan()
+    if (leaving) {
+      outbox.mark(handed, now)
+      // Everything was handed to the browser: nothing is left for a flush() to wait for.
+      endUrgent()
+    } else plan()
     return Promise.all(answers) as Promise<unknown> as Promise<void>
   }
 
@@ -216,10 +243,15 @@ export function createDelivery(
      */
     queued: () => (outbox.entries.length < maxEvents ? schedule(Date.now() + interval) : plan()),
     send,
-    /** Sends every waiting event now, at most MAX_IN_FLIGHT requests at a time; resolves once none waits or a request failed. */
+    /**
+     * Sends every waiting event now, as many requests at a time as the collector's health
+     * allows; resolves once none waits and none is in flight, or once a request failed.
+     */
     flush() {
       urgent = true
-      return send(false)
+      const flushed = new Promise<void>((resolve) => flushing.push(resolve))
+      send(false)
+      return flushed
     },
     /**
      * Something changed that lets events go now (back online, consent granted): the backoff is

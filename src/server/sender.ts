@@ -30,7 +30,9 @@ function serverUser(event: string, user: unknown): User {
 
 /**
  * Sends events from a shop's backend (Node 18+, global fetch), with the browser's rules: a few
- * requests at a time, under one backoff for the whole sender (backoff.ts), with bounded memory.
+ * requests at a time once the collector has answered one with success, one at a time before
+ * that and after a failure, under one backoff for the whole sender (backoff.ts), with bounded
+ * memory.
  */
 export function createServerTracker(options: ServerTrackerOptions): ServerTracker {
   const { key, endpoint, maxBatchEvents = 50, flushInterval = 1000, maxInFlight = 4, maxQueuedEvents = 20000, maxAttempts = 6, requestTimeout = 10000 } = options
@@ -46,6 +48,11 @@ export function createServerTracker(options: ServerTrackerOptions): ServerTracke
   let hurry = false
   let closed = false
   const idle = new Set<() => void>()
+  // Whether the collector's last answer was one that no retry follows (2xx, or a 4xx that
+  // refuses the batch). Until it is (at start, and after every failure), one request probes it, so a collector that struggles sees at most one
+  // request per backoff step; once one succeeds, up to maxInFlight go at once.
+  let healthy = false
+  const slots = () => (healthy ? maxInFlight : 1)
 
   const report = (error: Error) => {
     try {
@@ -84,7 +91,7 @@ export function createServerTracker(options: ServerTrackerOptions): ServerTracke
   function pump() {
     const now = Date.now()
     if (now < backoff.resumeAt()) return wake(backoff.resumeAt())
-    while (queue.length && inFlight.size < maxInFlight) {
+    while (queue.length && inFlight.size < slots()) {
       // t_client is when the oldest was tracked; a clock set back meanwhile must not hold it longer.
       const oldest = Math.min(queue[0].event.t_client, now)
       if (!hurry && queue.length < maxBatchEvents && now - oldest < flushInterval) return wake(oldest + flushInterval)
@@ -111,9 +118,13 @@ export function createServerTracker(options: ServerTrackerOptions): ServerTracke
     if (status > 199 && status < 300) {
       counts.sent += batch.length
       backoff.succeeded()
+      healthy = true
     } else if (status > 399 && status < 500 && status != 408 && status != 429) {
+      // Refused, but answered: the collector is up.
+      healthy = true
       drop(batch.length, 'rejected', 'the collector answered ' + status)
     } else {
+      healthy = false
       backoff.failed(step, retryAfter)
       const spent = batch.filter((entry) => (entry.tries = (entry.tries || 0) + 1) >= maxAttempts)
       const again = batch.filter((entry) => entry.tries! < maxAttempts)

@@ -63,7 +63,7 @@ describe('a page that extends the built-in prototypes', () => {
     expect(kept.user.lang).toEqual(navigator.languages)
   })
 
-  it('keeps the ids for the page where document.cookie throws (sandboxed frame)', () => {
+  it('keeps the ids for the page where document.cookie throws (sandboxed frame)', async () => {
     const net = network()
     const { errors, onError } = errorsOf()
     const denied = () => {
@@ -72,11 +72,11 @@ describe('a page that extends the built-in prototypes', () => {
     define(document, 'cookie', { get: denied, set: denied })
     const tracker = make({ onError, cookieDomain: 'auto' })
     tracker.clickItem(click)
-    vi.advanceTimersByTime(1500)
+    await vi.advanceTimersByTimeAsync(1500)
     tracker.clickItem(click)
     tracker.reset()
     tracker.clickItem(click)
-    tracker.flush()
+    await tracker.flush()
     expect(errors).toEqual([])
     const [first, second, afterReset] = net.events()
     expect(first.user.uid).toMatch(/^[\w-]{21}$/)

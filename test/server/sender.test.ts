@@ -188,17 +188,40 @@ describe('createServerTracker when the collector struggles (real HTTP)', () => {
     expect(tracker.stats()).toMatchObject({ queued: 0, sent: 5000, dropped: { undelivered: 0 } })
   })
 
+  it('503 with Retry-After: 2 — one request per step until the collector is back, then everything, once', async () => {
+    const { createServerTracker } = await import('../../src/server')
+    const started = Date.now()
+    // Down for the first 7 s, asking for 2 s each time; then healthy.
+    const target = await collector(() => (Date.now() - started < 7000 ? [503, { 'retry-after': '2' }] : [200]), 100)
+    const tracker = createServerTracker({ key: 'KEY', endpoint: target.url })
+    for (let n = 0; n < 1000; n++) tracker.track('click-item', click(n), shopper)
+    await tracker.flush({ timeout: 15000 })
+    target.close()
+    const firstSixSeconds = target.starts.filter((at) => at - started < 6000)
+    // About 0, 2 and 4 s: one probe per Retry-After step.
+    expect(firstSixSeconds.length).toBeLessThanOrEqual(4)
+    for (const [at, next] of firstSixSeconds.slice(0, -1).map((at, i) => [at, firstSixSeconds[i + 1]])) expect(next - at).toBeGreaterThanOrEqual(1950)
+    expect(target.stored).toHaveLength(1000)
+    expect(new Set(target.stored).size).toBe(1000)
+    // Once a probe succeeded, the rest went several at a time: started within the 100 ms the
+    // collector takes to answer one.
+    const afterRecovery = target.starts.filter((at) => at - started >= 7000)
+    expect(afterRecovery.length).toBeGreaterThan(2)
+    expect(afterRecovery[2] - afterRecovery[1]).toBeLessThan(100)
+    expect(tracker.stats()).toMatchObject({ queued: 0, sent: 1000, dropped: { undelivered: 0 } })
+  }, 20000)
+
   it('503 without Retry-After: exponential backoff with jitter from one second', async () => {
     const { createServerTracker } = await import('../../src/server')
-    const target = await collector((index) => (index < 4 ? [503] : [200]))
+    const target = await collector((index) => (index < 1 ? [503] : [200]))
     const tracker = createServerTracker({ key: 'KEY', endpoint: target.url })
     for (let n = 0; n < 1000; n++) tracker.track('click-item', click(n), shopper)
     await tracker.flush()
     target.close()
     const [first] = target.starts
     const retries = target.starts.filter((at) => at - first > 100)
-    // The first step (up to 4 requests) failed; the next came between 0.5 and 1 s later.
-    expect(target.starts.length - retries.length).toBeLessThanOrEqual(4)
+    // The first step (one request: nothing had succeeded yet) failed; the next came between 0.5 and 1 s later.
+    expect(target.starts.length - retries.length).toBe(1)
     expect(retries[0]! - first).toBeGreaterThanOrEqual(490)
     expect(retries[0]! - first).toBeLessThan(1200)
     expect(new Set(target.stored).size).toBe(1000)
