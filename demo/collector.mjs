@@ -75,19 +75,24 @@ function summary(envelope) {
   }
 }
 
-/** Reads a request body up to `limit` bytes; resolves null as soon as it is known to be larger. */
+/**
+ * Reads a request body up to `limit` bytes; resolves null as soon as it is known to be larger,
+ * leaving the rest unread for `refuseUpload`.
+ */
 function readBody(request, limit) {
   return new Promise((resolve, reject) => {
     if (Number(request.headers['content-length']) > limit) return resolve(null)
     const chunks = []
     let size = 0
-    request.on('data', (chunk) => {
+    const onData = (chunk) => {
       size += chunk.length
       if (size > limit) {
+        request.off('data', onData)
         request.pause()
         resolve(null)
       } else chunks.push(chunk)
-    })
+    }
+    request.on('data', onData)
     request.on('end', () => resolve(Buffer.concat(chunks)))
     request.on('error', reject)
     // Closed before the end, e.g. by the server's request timeout: nothing left to answer.
@@ -98,6 +103,30 @@ function readBody(request, limit) {
 // Retry-After is not a CORS-safelisted response header: without the expose line, a shop's
 // script could not read it.
 const CORS = { 'access-control-allow-origin': '*', 'access-control-expose-headers': 'Retry-After' }
+
+// How long the rest of a refused upload may keep arriving after the answer went out.
+const LINGER_MS = 5000
+
+/**
+ * Answers an upload that is too large while its body is still arriving. Closing the connection
+ * on unread data makes TCP reset it, and a reset discards our answer at the client before it
+ * is read (EPIPE or ECONNRESET instead of the status). So the answer goes out whole at once
+ * (its length declared), the rest of the body is read and thrown away, and the connection
+ * closes once that ends, or after LINGER_MS, as HTTP servers linger before a close.
+ */
+function refuseUpload(request, response, status, body) {
+  const text = JSON.stringify(body)
+  response.writeHead(status, { ...CORS, 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), connection: 'close' })
+  response.write(text)
+  const close = () => {
+    clearTimeout(linger)
+    if (!response.writableEnded) response.end()
+  }
+  const linger = setTimeout(close, LINGER_MS)
+  request.on('end', close)
+  request.on('close', close)
+  request.resume()
+}
 
 function answer(response, status, body, headers = {}) {
   response.writeHead(status, { ...CORS, 'content-type': 'application/json', ...headers })
@@ -225,12 +254,7 @@ export function createCollector({ file, maxBodyBytes = 256 * 1024, keys = [DEMO_
     }
     if (request.method != 'POST') return answer(response, 405, failure('use POST'), { allow: 'POST, OPTIONS' })
     const body = await readBody(request, maxBodyBytes)
-    if (!body) {
-      // Answer at once and drop the connection instead of reading the rest.
-      answer(response, 413, failure('body is larger than ' + maxBodyBytes + ' bytes'), { connection: 'close' })
-      response.on('finish', () => request.destroy())
-      return
-    }
+    if (!body) return refuseUpload(request, response, 413, failure('body is larger than ' + maxBodyBytes + ' bytes'))
     let parsed
     try {
       parsed = JSON.parse(body.toString('utf8'))

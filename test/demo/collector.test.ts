@@ -237,11 +237,42 @@ describe('collector', () => {
         socket.write('POST /v3/feedback HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: 10000000\r\n\r\n')
       })
       let data = ''
-      socket.on('data', (chunk) => (data += chunk))
+      // Complete once its declared body is there: the client has its answer.
+      socket.on('data', (chunk) => {
+        data += chunk
+        if (data.endsWith('}}')) {
+          socket.destroy()
+          resolve(data)
+        }
+      })
       socket.on('close', () => resolve(data))
     })
     expect(reply).toMatch(/^HTTP\/1.1 413/)
     expect(reply).toContain('{"error":{"message":"body is larger than 1024 bytes"}}')
+  })
+
+  it.for(['content-length', 'chunked'])('a 10 MB upload sent with %s reads its 413, 10 tries of 10', async (framing) => {
+    const { url } = await start(undefined, 256 * 1024)
+    const { port } = new URL(url)
+    const upload = Buffer.alloc(10 * 1024 * 1024, 'a')
+    // A plain client: it writes its whole request, then reads the answer. Closing on the rest
+    // of the body would reset the connection and the answer with it.
+    const attempt = () =>
+      new Promise<string>((resolve) => {
+        const socket = connect(Number(port), '127.0.0.1')
+        let reply = ''
+        socket.on('data', (chunk) => (reply += chunk))
+        socket.on('error', (error: NodeJS.ErrnoException) => resolve(error.code + ' after ' + JSON.stringify(reply.slice(0, 12))))
+        socket.on('close', () => resolve(reply.split('\r\n')[0] + ' ' + reply.slice(reply.indexOf('\r\n\r\n') + 4)))
+        const chunked = framing == 'chunked'
+        socket.write('POST /v3/feedback HTTP/1.1\r\nHost: x\r\n' + (chunked ? 'Transfer-Encoding: chunked' : 'Content-Length: ' + upload.length) + '\r\n\r\n')
+        if (!chunked) return socket.write(upload)
+        for (let at = 0; at < upload.length; at += 65536) socket.write('10000\r\n' + upload.subarray(at, at + 65536) + '\r\n')
+        socket.write('0\r\n\r\n')
+      })
+    const replies: string[] = []
+    for (let n = 0; n < 10; n++) replies.push(await attempt())
+    expect(replies).toEqual(Array(10).fill('HTTP/1.1 413 Payload Too Large {"error":{"message":"body is larger than 262144 bytes"}}'))
   })
 
   it('answers 413 to a streamed body once it passes the limit', async () => {
