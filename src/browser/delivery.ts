@@ -27,8 +27,8 @@ export type Reason = DropReason | 'too_large' | 'rejected'
  *
  * A batch leaves when `maxEvents` wait to be sent, or when the oldest of them has waited
  * `interval`; an answer sends on only a batch that is due. While the page is visible, bodies
- * go by fetch so the answer can be read, at most MAX_IN_FLIGHT at a time once the collector
- * has answered one, one at a time before that and after a failure: 2xx removes the
+ * go by fetch so the answer can be read, at most MAX_IN_FLIGHT at a time, one at a time after a
+ * failure until a request succeeds again: 2xx removes the
  * events; a 5xx, 408, 429 or no answer keeps them and tries again with exponential backoff
  * and jitter (or the collector's Retry-After); any other 4xx can never succeed, so that batch
  * is dropped and reported.
@@ -56,11 +56,14 @@ export function createDelivery(
   let failures = 0
   let retryAt = 0
   // Whether the collector's last answer was one that no retry follows (2xx, or a 4xx that
-  // refuses the batch). Until it is (when the page starts, and after every failure), one
-  // request probes it, so a collector that struggles sees at most one request from this page
-  // per backoff step; once one succeeds, up to MAX_IN_FLIGHT go at once. Beacons as the page
-  // goes are not held back: there is no later for them.
-  let healthy = false
+  // refuses the batch). After a failure, one request at a time probes the collector, so one
+  // that struggles sees at most one request from this page per backoff step; once a probe
+  // succeeds, up to MAX_IN_FLIGHT go at once again. A page starts out trusting the collector,
+  // unlike the server sender: its first seconds race the shopper leaving, and a burst tracked
+  // just before that gets out only if its bodies are already on their way (measured in WebKit:
+  // 358 of 1,000 events out before leaving when a new page probed first, 1,000 of 1,000
+  // without). Beacons as the page goes are never held back: there is no later for them.
+  let healthy = true
   // Set by flush(): every waiting event goes now, a body after each answer, until none waits.
   let urgent = false
   // flush() calls waiting for that to end: nothing left to send and no request in flight, or a

@@ -4,6 +4,7 @@ import { createTracker } from '../../src/browser/tracker'
 // @ts-expect-error plain ES module shared with the browser suite
 import { fuzz } from '../support/fuzz.mjs'
 import { ENDPOINT, isolateEachTest, make, network, stored } from '../support/helpers'
+import { quietConsole } from '../support/console'
 
 const click = { rid: 's-1', item_id: '42', variant_item_id: '421' }
 const order = { order_id: 'o-1', currency: 'EUR', revenue: 10, line_items: [{ item_id: '42', variant_item_id: '421', unit_price: 5, quantity: 2 }] }
@@ -22,7 +23,7 @@ function define(target: object, name: string, descriptor: PropertyDescriptor) {
 
 const errorsOf = () => {
   const errors: FeedbackError[] = []
-  vi.spyOn(console, 'error').mockImplementation(() => {})
+  quietConsole()
   return { errors, onError: (error: FeedbackError) => errors.push(error) }
 }
 
@@ -63,7 +64,7 @@ describe('a page that extends the built-in prototypes', () => {
     expect(kept.user.lang).toEqual(navigator.languages)
   })
 
-  it('keeps the ids for the page where document.cookie throws (sandboxed frame)', async () => {
+  it('keeps the ids for the page where document.cookie throws (sandboxed frame)', () => {
     const net = network()
     const { errors, onError } = errorsOf()
     const denied = () => {
@@ -72,11 +73,11 @@ describe('a page that extends the built-in prototypes', () => {
     define(document, 'cookie', { get: denied, set: denied })
     const tracker = make({ onError, cookieDomain: 'auto' })
     tracker.clickItem(click)
-    await vi.advanceTimersByTimeAsync(1500)
+    vi.advanceTimersByTime(1500)
     tracker.clickItem(click)
     tracker.reset()
     tracker.clickItem(click)
-    await tracker.flush()
+    tracker.flush()
     expect(errors).toEqual([])
     const [first, second, afterReset] = net.events()
     expect(first.user.uid).toMatch(/^[\w-]{21}$/)
@@ -171,7 +172,7 @@ describe('API fuzz', () => {
   it('lets no exception of 5,000 hostile calls reach the caller, and delivers every valid event once', async () => {
     const net = network()
     const { errors, onError } = errorsOf()
-    vi.spyOn(console, 'log').mockImplementation(() => {})
+    quietConsole('log')
     const tracker = make({ onError, maxBatchEvents: 50 })
     const command = (name: any, ...args: any[]) => (name === 'user' ? tracker.identify(args[0]) : tracker.track(name, args[0]))
     const { valid, threw } = fuzz({ tracker, command, seed: 7, count: 5000 })
