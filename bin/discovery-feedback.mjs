@@ -1,11 +1,11 @@
 #!/usr/bin/env node
-// `npx discovery-feedback inspect`: the reference collector and the live inspector alone,
-// without the demo store, for pointing a staging shop's tracker at (README "Inspector as an
-// integration debugger").
+// This is `npx discovery-feedback inspect`: it starts the reference collector and the live
+// inspector alone, without the demo store, for a staging shop's tracker to point at (README
+// "Inspector as an integration debugger").
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { keysFromEnv } from '../demo/access.mjs'
-import { startInspect } from '../demo/inspect.mjs'
+import { startInspect } from '../demo/inspect-server.mjs'
 
 const USAGE = `Usage: discovery-feedback inspect [options]
 
@@ -69,7 +69,7 @@ try {
 } catch (error) {
   fail(`cannot read the keys file: ${error.message}`)
 }
-// Without keys the demo's key is taken, so that a first try with the demo's pages works.
+// Without keys the collector takes the demo's key, so that a first try with the demo's pages works.
 const taken = keys.length ? keys : ['demo-key']
 const dataFile = resolve(values['data-file'])
 
@@ -85,7 +85,8 @@ try {
     productUrl
   })
 } catch (error) {
-  // Either side can fail: the address (in use, not ours) or the data file (a folder, not writable).
+  // Either side can fail: the address may be in use or not ours, and the data file may be a
+  // folder or not writable.
   console.error(`discovery-feedback: cannot start on ${values.host}:${port} with events in ${dataFile}: ${error.message}`)
   process.exit(1)
 }

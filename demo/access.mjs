@@ -1,9 +1,10 @@
-// Who may use the demo: API keys for the collector and the discovery routes, a token for the
-// live inspector, which shows every shopper's identity and so is not for anyone who finds the port.
+// This module decides who may use the demo. The collector and the discovery routes take API keys,
+// and the live inspector takes a token, since it shows every shopper's identity and so is not for
+// anyone who finds the port.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 
-// The key the demo store's pages send.
+// The demo store's pages send this key.
 export const DEMO_KEY = 'demo-key'
 
 // SPEC "Errors": a request without an API key gets a message saying one must be provided.
@@ -20,7 +21,7 @@ export function keyFault(given, keys) {
   return keys && !keys.has(given) ? KEY_INVALID : ''
 }
 
-/** Keys from `COLLECTOR_KEYS` (comma-separated) and the file `COLLECTOR_KEYS_FILE` names (one a line). */
+/** Returns the keys from `COLLECTOR_KEYS` (comma-separated) and the file `COLLECTOR_KEYS_FILE` names (one a line). */
 export function keysFromEnv(env) {
   const listed = (env.COLLECTOR_KEYS || '').split(',')
   const filed = env.COLLECTOR_KEYS_FILE ? readFileSync(env.COLLECTOR_KEYS_FILE, 'utf8').split('\n') : []
@@ -37,12 +38,13 @@ const sameSecret = (given, secret) => typeof given == 'string' && timingSafeEqua
 const COOKIE = 'df_inspector'
 
 /**
- * The inspector's credential: `token` in the URL the demo prints, traded on the first visit for
- * a cookie that only /inspector and its feed receive, which scripts cannot read (HttpOnly) and
- * other sites cannot make the browser send (SameSite=Strict).
+ * Returns the inspector's credential. It is `token` in the URL the demo prints, traded on the
+ * first visit for a cookie that only /inspector and its feed receive, which scripts cannot read
+ * (HttpOnly) and other sites cannot make the browser send (SameSite=Strict).
  */
 export function inspectorAccess(token) {
-  // Encoded, so that a token chosen through INSPECTOR_TOKEN makes a valid cookie whatever it holds.
+  // The cookie holds the token encoded, so that a token chosen through INSPECTOR_TOKEN makes a
+  // valid cookie whatever it holds.
   const value = encodeURIComponent(token)
   return {
     tokenMatches: (given) => sameSecret(given, token),

@@ -1,14 +1,15 @@
-// What the inspector knows beyond single events: per session, the funnel and the click-items an
-// add-to-cart needs; per rid, the session a discovery response returned it to. Every collector
-// message passes through here once and leaves with its lints (demo/lints.mjs). All of it is
-// bounded, whatever clients send: sessions, rids and clicks beyond the limits push out the oldest.
+// This module keeps what the inspector knows beyond single events: per session, the funnel and
+// the click-items an add-to-cart needs, and per rid, the session a discovery response returned it
+// to. Every collector message passes through here once and leaves with its lints (demo/lints.mjs).
+// All of it is bounded, whatever clients send: sessions, rids and clicks beyond the limits push
+// out the oldest.
 import { clip, lint, PRODUCT_URL } from './lints.mjs'
 
 const RECENT = 100
 const CLICKS_PER_SESSION = 20
-// The inspector draws the sessions active last: a handful reads at a glance.
+// The inspector draws the sessions active last, since a handful reads at a glance.
 const SESSIONS_SHOWN = 8
-// How often at most the inspector's charts are sent again while events and responses arrive.
+// The inspector's charts are sent again at most this often while events and responses arrive.
 const STATS_EVERY_MS = 250
 
 // SPEC "Response meta object": the rid's one-letter prefix names the route family.
@@ -29,9 +30,9 @@ function touch(map, key, value, limit) {
 }
 
 /**
- * Follows `collector`. `seesDiscovery`: this server answers the discovery routes and reports
- * each rid through `responded`, so a rid it never returned is a lint; without it only a rid's
- * shape is checked. `productUrl` is the RegExp of product page URLs.
+ * Follows `collector`. `seesDiscovery` says that this server answers the discovery routes and
+ * reports each rid through `responded`, so that a rid it never returned is a lint; without it
+ * only a rid's shape is checked. `productUrl` is the RegExp of product page URLs.
  */
 export function createActivity({ collector, seesDiscovery = false, productUrl = PRODUCT_URL, maxSessions = 1000, maxRids = 10000 }) {
   const sessions = new Map()
@@ -49,7 +50,7 @@ export function createActivity({ collector, seesDiscovery = false, productUrl = 
     const stats = snapshot()
     for (const listener of statsListeners) listener(stats)
   }
-  // Coalesced: a burst of events or responses redraws the charts once.
+  // The timer coalesces a burst of events or responses, so that the charts are redrawn once.
   const statsChanged = () => {
     if (!statsTimer && statsListeners.size) statsTimer = setTimeout(emitStats, STATS_EVERY_MS).unref()
   }
@@ -76,7 +77,7 @@ export function createActivity({ collector, seesDiscovery = false, productUrl = 
         state.recentClicks.push({ item_id: clip(properties.item_id, 200), t_client })
         if (state.recentClicks.length > CLICKS_PER_SESSION) state.recentClicks.shift()
       }
-      // Click-through: a click carrying a rid of a family (add-to-cart brings its own click-item).
+      // A click carrying a rid counts for its family's click-through (add-to-cart brings its own click-item).
       const family = (event == 'click-item' || event == 'click-suggestion') && familyOf(properties.rid)
       if (family) clicks[family]++
     }
@@ -88,7 +89,7 @@ export function createActivity({ collector, seesDiscovery = false, productUrl = 
     statsChanged()
   }
 
-  /** The funnel of the sessions active last, click-through per family and the lint counts. */
+  /** Returns the funnel of the sessions active last, click-through per family and the lint counts. */
   function snapshot() {
     const shown = [...sessions].slice(-SESSIONS_SHOWN).reverse()
     return {
@@ -106,7 +107,7 @@ export function createActivity({ collector, seesDiscovery = false, productUrl = 
   collector.subscribe(observe)
 
   return {
-    /** A discovery response of this server returned `rid` to `user` (its request's user object). */
+    /** Hears that a discovery response of this server returned `rid` to `user` (its request's user object). */
     responded(rid, user) {
       const family = familyOf(rid)
       if (!family) return
@@ -125,7 +126,7 @@ export function createActivity({ collector, seesDiscovery = false, productUrl = 
       statsListeners.add(listener)
       return () => statsListeners.delete(listener)
     },
-    /** The last messages with their lints, for an inspector that connects late. */
+    /** Returns the last messages with their lints, for an inspector that connects late. */
     recent: () => recent.slice(),
     snapshot
   }

@@ -1,10 +1,11 @@
-// Reference collector: what a server receiving discovery-feedback batches must do.
-// README "Collector protocol" describes the contract this file implements.
+// This is the reference collector: it does what a server receiving discovery-feedback batches
+// must do. README "Collector protocol" describes the contract this file implements.
 import { closeSync, existsSync, mkdirSync, openSync, readSync, writeSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { StringDecoder } from 'node:string_decoder'
 import { validate } from '../dist/index.mjs'
 import { DEMO_KEY, keyFault, KEY_INVALID, KEY_MISSING } from './access.mjs'
+import { readBody } from './request-body.mjs'
 
 export { KEY_MISSING }
 
@@ -54,14 +55,15 @@ function checkEnvelope(envelope, keys) {
 }
 
 const clip = (text, length) => (text.length > length ? text.slice(0, length) + '…' : text)
-// A value the inspector may show of a rejected envelope: primitives, strings cut short; of
-// anything else only its kind, since only what the rules accepted is safe to walk.
+// `shown` is what the inspector may show of a value in a rejected envelope: a primitive as it is
+// (a string cut short), and of anything else only its kind, since only what the rules accepted
+// is safe to walk.
 const shown = (value) =>
   isString(value) ? clip(value, 200) : value === null || typeof value != 'object' ? value : Array.isArray(value) ? '(array)' : '(object)'
 // fromEntries defines own properties, so a field named __proto__ stays a field.
 const shallow = (object) => Object.fromEntries(Object.keys(object).slice(0, 20).map((field) => [clip(field, 64), shown(object[field])]))
 
-/** What the inspector gets of a rejected envelope: a few fields, bounded in size whatever was sent. */
+/** Returns what the inspector gets of a rejected envelope: a few fields, bounded in size whatever was sent. */
 function summary(envelope) {
   if (!envelope || typeof envelope != 'object' || Array.isArray(envelope)) return shown(envelope)
   const { properties, user } = envelope
@@ -75,36 +77,11 @@ function summary(envelope) {
   }
 }
 
-/**
- * Reads a request body up to `limit` bytes; resolves null as soon as it is known to be larger,
- * leaving the rest unread for `refuseUpload`.
- */
-function readBody(request, limit) {
-  return new Promise((resolve, reject) => {
-    if (Number(request.headers['content-length']) > limit) return resolve(null)
-    const chunks = []
-    let size = 0
-    const onData = (chunk) => {
-      size += chunk.length
-      if (size > limit) {
-        request.off('data', onData)
-        request.pause()
-        resolve(null)
-      } else chunks.push(chunk)
-    }
-    request.on('data', onData)
-    request.on('end', () => resolve(Buffer.concat(chunks)))
-    request.on('error', reject)
-    // Closed before the end, e.g. by the server's request timeout: nothing left to answer.
-    request.on('close', () => reject(new Error('the request closed before its body ended')))
-  })
-}
-
 // Retry-After is not a CORS-safelisted response header: without the expose line, a shop's
 // script could not read it.
 const CORS = { 'access-control-allow-origin': '*', 'access-control-expose-headers': 'Retry-After' }
 
-// How long the rest of a refused upload may keep arriving after the answer went out.
+// The rest of a refused upload may keep arriving for this long after the answer went out.
 const LINGER_MS = 5000
 
 /**
@@ -135,6 +112,19 @@ function answer(response, status, body, headers = {}) {
 
 const failure = (message, more) => ({ error: { message }, ...more })
 
+// One request may ask about this many ids; the library asks about 50 at a time.
+const MAX_UNCONFIRMED = 200
+// One request may carry this many envelopes. The library's 60 KiB bodies hold a few hundred at
+// most, and every envelope costs a check and an inspector message, so a body of tiny ones is
+// refused whole.
+const MAX_ENVELOPES = 1000
+// The collector remembers this many event ids for deduplication (about 120 B each) and forgets
+// the oldest first, so a resend of an event older than the last 200,000 would be stored again.
+const MAX_SEEN = 200000
+// The collector reads its file a megabyte at a time, since the file may outgrow what one string
+// can hold.
+const CHUNK = 1 << 20
+
 /**
  * Creates a collector that appends each accepted event as one line of an NDJSON file.
  *
@@ -143,18 +133,9 @@ const failure = (message, more) => ({ error: { message }, ...more })
  * the file are read at start, so a resent event is acknowledged and stored once, across
  * restarts too. Node runs handlers one at a time, which makes check-and-append atomic.
  */
-// Ids one request may ask about: the library asks about 50 at a time.
-const MAX_UNCONFIRMED = 200
-// Envelopes one request may carry: the library's 60 KiB bodies hold a few hundred at most, and
-// every envelope costs a check and an inspector message, so a body of tiny ones is refused whole.
-const MAX_ENVELOPES = 1000
-// Event ids remembered for deduplication, oldest forgotten first (about 120 B each): a resend
-// of an event older than the last 200,000 would be stored again.
-const MAX_SEEN = 200000
-const CHUNK = 1 << 20
-
 export function createCollector({ file, maxBodyBytes = 256 * 1024, keys = [DEMO_KEY] }) {
-  // Only the merchants it serves: an unknown key's events are refused, not stored.
+  // The collector serves only these merchants: it refuses an unknown key's events instead of
+  // storing them.
   const accepted = new Set(keys)
   mkdirSync(dirname(file), { recursive: true })
   const seen = new Set()
@@ -162,13 +143,13 @@ export function createCollector({ file, maxBodyBytes = 256 * 1024, keys = [DEMO_
     seen.add(id)
     if (seen.size > MAX_SEEN) seen.delete(seen.values().next().value)
   }
-  // Read a megabyte at a time: the file may outgrow what one string can hold.
   const read = (line) => {
     try {
       const id = line && JSON.parse(line).event_id
       if (id) remember(id)
     } catch {
-      // A line cut short by a crash mid-write: its event was never acknowledged.
+      // A crash mid-write can leave a line cut short; its event was never acknowledged, so it is
+      // skipped.
     }
   }
   let rest = ''
@@ -177,16 +158,18 @@ export function createCollector({ file, maxBodyBytes = 256 * 1024, keys = [DEMO_
     const chunk = Buffer.alloc(CHUNK)
     // A character cut by the chunk's end is completed by the next chunk.
     const text = new StringDecoder('utf8')
-    for (let bytes; (bytes = readSync(input, chunk, 0, CHUNK, null)) > 0; ) {
+    let bytes = readSync(input, chunk, 0, CHUNK, null)
+    while (bytes > 0) {
       const lines = (rest + text.write(chunk.subarray(0, bytes))).split('\n')
       rest = lines.pop()
       lines.forEach(read)
+      bytes = readSync(input, chunk, 0, CHUNK, null)
     }
     closeSync(input)
     read(rest)
   }
   const fd = openSync(file, 'a')
-  // Start on a fresh line, so a cut-short line cannot swallow the next event.
+  // The next event starts on a fresh line, so that a cut-short line cannot swallow it.
   if (rest) writeSync(fd, '\n')
   const listeners = new Set()
   const recent = []
@@ -235,8 +218,9 @@ export function createCollector({ file, maxBodyBytes = 256 * 1024, keys = [DEMO_
     if (lines.length) writeSync(fd, lines.join(''))
     messages.forEach(publish)
     const result = { accepted: lines.length, duplicates, rejected }
-    // README "Collector protocol": which of the events the library handed over unconfirmed (by
-    // beacon, or in a request cut short by the page leaving) never arrived, so it sends only those again.
+    // README "Collector protocol": the answer names which of the events the library handed over
+    // unconfirmed (by beacon, or in a request cut short by the page leaving) never arrived, so
+    // that the library sends only those again.
     const unconfirmed = new URLSearchParams(query < 0 ? '' : request.url.slice(query + 1)).get('unconfirmed')
     if (unconfirmed != null) result.missing = unconfirmed.split(',').slice(0, MAX_UNCONFIRMED).filter((id) => id && !seen.has(id))
     return result
@@ -268,7 +252,7 @@ export function createCollector({ file, maxBodyBytes = 256 * 1024, keys = [DEMO_
     if (result.accepted || result.duplicates || !result.rejected.length) return answer(response, 200, result)
     const errors = result.rejected.map(({ error }) => error)
     if (errors.every((error) => error == KEY_MISSING)) return answer(response, 401, failure(KEY_MISSING, result))
-    // A batch that only failed on keys, at least one of them given but not ours: forbidden.
+    // A batch that failed only on keys, with at least one key given but not ours, is forbidden.
     if (errors.every((error) => error == KEY_MISSING || error == KEY_INVALID)) return answer(response, 403, failure(KEY_INVALID, result))
     answer(response, 400, failure(errors[0], result))
   }
@@ -284,7 +268,7 @@ export function createCollector({ file, maxBodyBytes = 256 * 1024, keys = [DEMO_
       listeners.add(listener)
       return () => listeners.delete(listener)
     },
-    /** The last messages, for an inspector that connects late. */
+    /** Returns the last messages, for an inspector that connects late. */
     recent: () => recent.slice(),
     counts,
     close: () => closeSync(fd)

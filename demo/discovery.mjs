@@ -1,8 +1,10 @@
-// The discovery routes of SPEC "Endpoints" over the demo catalog: plain text matching, but the
-// shapes, the X-Key check and the rids are the real thing. Each family has its rid prefix.
+// This module answers the discovery routes of SPEC "Endpoints" over the demo catalog. Its
+// matching is plain text, but the shapes, the X-Key check and the rids are the real thing, and
+// each route family has its own rid prefix.
 import { randomUUID } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { keyFault, KEY_MISSING } from './access.mjs'
+import { readBody } from './request-body.mjs'
 
 const catalog = JSON.parse(readFileSync(new URL('./catalog.json', import.meta.url), 'utf8'))
 const rid = (prefix) => prefix + '-' + randomUUID()
@@ -43,11 +45,11 @@ const productItem = (product, index) => ({
   stickers: { discount: [], availability: true, 'in-stock': true, 'out-of-stock': false, 'free-shipping': product.price >= 50 }
 })
 
-/** A request the caller got wrong: answered 400 with its message. */
+/** A BadRequest is a request the caller got wrong; the route answers it 400 with its message. */
 class BadRequest extends Error {}
 
 // String() and Number() of an object call its toString or valueOf, which a JSON body can set
-// to anything: only strings, numbers and booleans are read where text or a count belongs.
+// to anything, so the routes read only strings, numbers and booleans where text or a count belongs.
 const scalar = (body, field) => {
   const value = body[field]
   if (value !== null && typeof value == 'object') throw new BadRequest(field + ' must be a string or a number')
@@ -60,8 +62,8 @@ const uidOf = (body) => {
   if (uid != null && typeof uid != 'string') throw new BadRequest('user.uid must be a string')
   return uid || ''
 }
-// SPEC bodies nest a few levels (filters → values → value); the routes echo some fields, so a
-// body nested deeper, which could overflow JSON.stringify's stack, is refused before any use.
+// SPEC bodies nest a few levels (filters → values → value). The routes echo some fields, so they
+// refuse a body nested deeper before any use, since it could overflow JSON.stringify's stack.
 const deeperThan = (value, levels) =>
   value !== null && typeof value == 'object' && (levels == 0 || Object.values(value).some((child) => deeperThan(child, levels - 1)))
 
@@ -74,7 +76,7 @@ const page = (items, body, fallbackLimit) => {
   const limit = Math.max(1, Math.min(100, count(body, 'limit') || fallbackLimit))
   return { offset, limit, total: items.length, items: items.slice(offset, offset + limit) }
 }
-// Related products: the catalog's neighbours, a stand-in for what shoppers viewed or bought.
+// The related products are the catalog's neighbours, a stand-in for what shoppers viewed or bought.
 const related = (ids, step) => {
   const index = catalog.findIndex((product) => ids.includes(product.id))
   return index < 0 ? [] : [1, 2, 3, 4, 5, 6].map((n) => catalog[(index + n * step) % catalog.length]).filter((product) => !ids.includes(product.id))
@@ -145,8 +147,8 @@ const ROUTES = [
   [
     /^\/v3\/recommend\/([^/]+)$/,
     (body, [slot]) => {
-      // SPEC does not show the routes behind trending and featured; the stores ask these two
-      // slots by default, and here they answer stand-ins: every third product, the dearest first.
+      // SPEC does not show the routes behind trending and featured. The stores ask these two
+      // slots by default, and here they answer stand-ins: every third product, and the dearest first.
       if (slot == 'trending') return recommendation(catalog.filter((_, index) => index % 3 == 0), body)
       if (slot == 'featured') return recommendation([...catalog].sort((a, b) => b.price - a.price), body)
       return recommendation(body.item_id ? related([text(body, 'item_id')], 3) : catalog.slice(8), body)
@@ -156,23 +158,7 @@ const ROUTES = [
 
 const CORS = { 'access-control-allow-origin': '*' }
 
-/** Reads a request body as text, refusing one longer than `limit` characters. */
-function readText(request, limit) {
-  return new Promise((resolve, reject) => {
-    let text = ''
-    request.setEncoding('utf8')
-    request.on('data', (chunk) => {
-      // Once refused, the rest is read and dropped, never kept.
-      if (text.length > limit) return
-      text += chunk
-      if (text.length > limit) reject(new BadRequest('body is longer than ' + limit + ' characters'))
-    })
-    request.on('end', () => resolve(text))
-    request.on('error', reject)
-  })
-}
-
-// GET encoding is not in SPEC; here every field is a query parameter holding JSON.
+// SPEC defines no GET encoding; here every field is a query parameter holding JSON.
 // fromEntries makes each an own field, also one named __proto__, as JSON.parse does for POST.
 const queryBody = (url) =>
   Object.fromEntries(
@@ -185,6 +171,19 @@ const queryBody = (url) =>
     })
   )
 
+// A posted body may hold this many characters.
+const MAX_BODY_CHARACTERS = 65536
+
+/** Reads a posted body as text. A longer one is refused, and the rest of it is read and dropped. */
+async function readPosted(request) {
+  const text = await readBody(request, MAX_BODY_CHARACTERS, { text: true })
+  if (text == null) {
+    request.resume()
+    throw new BadRequest('body is longer than ' + MAX_BODY_CHARACTERS + ' characters')
+  }
+  return text
+}
+
 function parseBody(text) {
   try {
     return JSON.parse(text || '{}')
@@ -193,7 +192,7 @@ function parseBody(text) {
   }
 }
 
-/** The path's parameters, decoded; one that is not valid percent-encoding is the caller's mistake. */
+/** Returns the path's parameters, decoded. A parameter that is not valid percent-encoding is the caller's mistake. */
 function pathParams(pathname, pattern) {
   try {
     return pathname.match(pattern).slice(1).map(decodeURIComponent)
@@ -204,9 +203,9 @@ function pathParams(pathname, pattern) {
 
 const wait = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
-/** The status and JSON answer of one discovery request. */
+/** Resolves with the status and the JSON answer of one discovery request. */
 async function answer(request, url, [pattern, respond], { keys, viewed, responded }) {
-  const body = request.method == 'GET' ? queryBody(url) : parseBody(await readText(request, 65536))
+  const body = request.method == 'GET' ? queryBody(url) : parseBody(await readPosted(request))
   const fault = keyFault(request.headers['x-key'] || url.searchParams.get('key'), keys)
   if (fault) return [fault == KEY_MISSING ? 401 : 403, { error: { message: fault } }]
   if (!body || typeof body != 'object' || Array.isArray(body)) throw new BadRequest('body must be a JSON object')
@@ -215,15 +214,16 @@ async function answer(request, url, [pattern, respond], { keys, viewed, responde
   if (params[0] == 'broken') return [500, { error: { message: 'The slot failed on purpose.' } }]
   if (params[0] == 'slow') await wait(3000)
   const json = respond(body, params, viewed)
-  // The inspector links each rid to the session it went to: clicks echo it (SPEC "Events").
+  // The inspector links each rid to the session it went to, since clicks echo it (SPEC "Events").
   responded(json.meta.rid, body.user)
   return [200, json]
 }
 
 /**
- * Answers the discovery routes; resolves false for other paths. `keys` is the set of API keys
+ * Answers the discovery routes, and resolves false for other paths. `keys` is the set of API keys
  * taken; `viewed(uid)` lists the products the user viewed lately (the demo reads them from the
- * collector); `responded(rid, user)` hears each rid answered and the request's user. Two slots show errors on purpose: `broken` answers 500, `slow` answers after 3 s.
+ * collector); `responded(rid, user)` hears each rid answered and the request's user. Two slots
+ * show errors on purpose: `broken` answers 500, and `slow` answers after 3 s.
  * A fault of the caller's is answered 400; any other failure rejects, for the server to answer.
  */
 export async function handleDiscovery(request, response, url, { keys, viewed, responded }) {
@@ -237,7 +237,7 @@ export async function handleDiscovery(request, response, url, { keys, viewed, re
   const reply = (status, json) => {
     // The caller may have gone while the slow slot waited.
     if (response.destroyed) return
-    // JSONP (SPEC "General rules" 3): the answer is a call of the page's function.
+    // With JSONP (SPEC "General rules" 3), the answer is a call of the page's function.
     if (callback && /^[\w$.]{1,64}$/.test(callback)) {
       response.writeHead(200, { ...CORS, 'content-type': 'text/javascript; charset=utf-8' }).end(`${callback}(${JSON.stringify(json)})`)
     } else response.writeHead(status, { ...CORS, 'content-type': 'application/json' }).end(JSON.stringify(json))

@@ -1,6 +1,7 @@
-// Lints: what an integration most likely got wrong, judged one event at a time. Pure functions
-// of the event and of what its session showed before; demo/activity.mjs keeps that state.
-// README "Inspector as an integration debugger" lists them with their thresholds.
+// This module finds the lints: what an integration most likely got wrong, judged one event at a
+// time. They are pure functions of the event and of what its session showed before, and
+// demo/activity.mjs keeps that state. README "Inspector as an integration debugger" lists them
+// with their thresholds.
 
 /** An add-to-cart's click-item counts when their t_client are at most this far apart. */
 const CLICK_WINDOW_MS = 60000
@@ -12,12 +13,12 @@ const REVENUE_MIN = 0.05
 /** A view-page whose URL matches this is a product page's (README; `--product-pattern`). */
 export const PRODUCT_URL = /\/products?\//
 
-// SPEC "Response meta object": a one-letter prefix, a hyphen, then a UUID-shaped value.
+// SPEC "Response meta object": a rid is a one-letter prefix, a hyphen, then a UUID-shaped value.
 const RID_SHAPE = /^[a-z]-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-// SPEC "Event kinds": the events that echo the meta.rid of a preceding response.
+// SPEC "Event kinds": these events echo the meta.rid of a preceding response.
 const ECHO_RID = new Set(['click-item', 'click-suggestion', 'add-to-cart', 'redirect'])
 
-// Values go into lint texts and state: cut short, whatever length a client sent.
+// Values go into lint texts and state cut short, whatever length a client sent.
 export const clip = (text, length = 60) => (text.length > length ? text.slice(0, length) + '…' : text)
 const money = (amount) => (Math.round(amount * 100) / 100).toFixed(2)
 const duration = (ms) => {
@@ -26,7 +27,7 @@ const duration = (ms) => {
 }
 
 /**
- * The rid rule. `session` is the uid+sid key of the event; `returnedTo(rid)` names the session
+ * Applies the rid rule. `session` is the uid+sid key of the event; `returnedTo(rid)` names the session
  * a response of this server returned the rid to: '' when its request named no user, undefined
  * when it never returned it. Without `returnedTo` (the collector alone, which sees no discovery
  * responses) only the rid's shape can be checked.
@@ -40,7 +41,7 @@ function ridLint({ event, properties }, session, returnedTo) {
   }
   const owner = returnedTo(rid)
   if (owner == null) return ['rid-unknown', `rid ${clip(rid)} never returned by a discovery response seen here`]
-  // Only what the request gave is compared: a page may ask before its tracker has loaded,
+  // The rule compares only what the request gave: a page may ask before its tracker has loaded,
   // without a user, and a server may ask with a uid alone (SPEC makes the rest optional).
   const [ownerUid, ownerSid] = owner.split('\n')
   const [uid, sid] = session.split('\n')
@@ -79,8 +80,8 @@ function revenueLint({ event, properties }) {
 /** SPEC "Event kinds": on a product page, view-page carries item_id. */
 function productViewLint({ event, properties }, productUrl) {
   if (event != 'view-page' || properties.item_id != null || typeof properties.url != 'string') return
-  // The path only, so a query such as ?next=/products/x does not count; clipped, for the
-  // operator's own pattern never to run over a long text.
+  // The rule reads the path only, so that a query such as ?next=/products/x does not count, and
+  // clips it, so that the operator's own pattern never runs over a long text.
   let path = properties.url
   try {
     path = new URL(path).pathname
@@ -89,7 +90,7 @@ function productViewLint({ event, properties }, productUrl) {
 }
 
 /**
- * Clock skew. The library sends ?t_sent= (README "Wire format"): its gap to the receive time is
+ * Finds clock skew. The library sends ?t_sent= (README "Wire format"): its gap to the receive time is
  * the device clock's error, whereas t_client may be old for an event sent on a later visit.
  * Without t_sent, t_client is all there is.
  */
@@ -106,7 +107,7 @@ function skewLint({ t_client }, receivedAt, sentAt) {
 }
 
 /**
- * The lints of one collector message, as `{ code, text }`. `context` holds: `session` (its
+ * Returns the lints of one collector message, as `{ code, text }`. `context` holds: `session` (its
  * uid+sid key), `clicks` (the session's earlier click-items, `{ item_id, t_client }`),
  * `returnedTo` (see ridLint) and `productUrl`. An accepted message carries the receive time
  * (`envelope.received_at`) and its request's `t_sent`, null when it had none.
@@ -114,7 +115,7 @@ function skewLint({ t_client }, receivedAt, sentAt) {
 export function lint(message, context) {
   if (message.type == 'rejected') return [{ code: 'rejected', text: message.error }]
   const envelope = message.envelope
-  // The first copy was judged already: a second copy only repeats its lints.
+  // The first copy was judged already, so a second copy only repeats its lints.
   if (message.type == 'duplicate') return [{ code: 'duplicate', text: `event_id ${clip(envelope.event_id)} was stored before: the same event arrived twice` }]
   const found = [
     ridLint(envelope, context.session, context.returnedTo),

@@ -1,9 +1,10 @@
-// `npm run demo`: the demo store, the reference collector and the live inspector on one port.
+// This module is `npm run demo`: it starts the demo store, the reference collector and the live
+// inspector on one port.
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { DEMO_KEY, keysFromEnv } from './access.mjs'
 import { handleDiscovery } from './discovery.mjs'
-import { startInspect } from './inspect.mjs'
+import { startInspect } from './inspect-server.mjs'
 import { handleStore } from './store.mjs'
 import { identityCookie } from '../dist/server.mjs'
 
@@ -14,7 +15,7 @@ const DEFAULT_DATA = fileURLToPath(new URL('./data/events.ndjson', import.meta.u
  * Tests start it the same way the command line does.
  *
  * The store's pages send `key`; the collector and the discovery routes take it and `keys`.
- * The other options, and what this resolves with, are those of startInspect (demo/inspect.mjs):
+ * The other options, and what this resolves with, are those of startInspect (demo/inspect-server.mjs):
  * the collector and the inspector, to which the demo adds its store and the discovery routes.
  */
 export function startDemo({ collectorPath = '/v3/feedback', dataFile = DEFAULT_DATA, key = DEMO_KEY, keys = [], ...options } = {}) {
@@ -23,7 +24,7 @@ export function startDemo({ collectorPath = '/v3/feedback', dataFile = DEFAULT_D
   const catalog = JSON.parse(readFileSync(new URL('./catalog.json', import.meta.url), 'utf8'))
 
   const routes = ({ collector, activity }) => {
-    // "Recently viewed" comes from the product view-pages the collector has seen for this uid.
+    // The "recently viewed" route reads the product view-pages the collector has seen for this uid.
     const viewed = (uid) => {
       const ids = collector
         .recent()
@@ -34,8 +35,8 @@ export function startDemo({ collectorPath = '/v3/feedback', dataFile = DEFAULT_D
     }
     return async (request, response, url) => {
       if (await handleDiscovery(request, response, url, { keys: accepted, viewed, responded: activity.responded })) return true
-      // Against Safari's 7-day cap on script-written cookies, the pages renew the shopper's uid
-      // from the server (README "Safari's 7-day cookie cap").
+      // Safari caps script-written cookies at 7 days, so the pages renew the shopper's uid from
+      // the server (README "Safari's 7-day cookie cap").
       if (request.method == 'GET' && (request.headers.accept || '').includes('text/html')) {
         response.setHeader('set-cookie', identityCookie(request.headers.cookie, { secure: false }).setCookie)
       }

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { waitFor } from '../support/wait'
 import { readFeed } from '../support/feed'
 // @ts-expect-error plain ES module without types
-import { startInspect } from '../../demo/inspect.mjs'
+import { startInspect } from '../../demo/inspect-server.mjs'
 // @ts-expect-error plain ES module without types
 import { startDemo } from '../../demo/server.mjs'
 

@@ -375,3 +375,47 @@ describe('12. access', () => {
     }
   })
 })
+
+describe('13. the store serves its own files from a fixed list', () => {
+  it('serves every script and style its pages link to, each with its content type', async () => {
+    const demo = await start()
+    const linked = new Set<string>()
+    for (const page of ['/', '/product/1003', '/cart', '/spa']) {
+      const html = await (await fetch(demo.url + page)).text()
+      for (const [, path] of html.matchAll(/(?:src|href)="(\/[^"]+\.(?:css|js|mjs))"/g)) linked.add(path)
+    }
+    expect([...linked].filter((path) => path.startsWith('/store/')).sort()).toEqual([
+      '/store/cart-page.js',
+      '/store/cart.js',
+      '/store/home.js',
+      '/store/product.js',
+      '/store/search-and-shelves.js',
+      '/store/spa.mjs',
+      '/store/store.css'
+    ])
+    for (const path of linked) {
+      const response = await fetch(demo.url + path)
+      expect(response.status, path).toBe(200)
+      expect(response.headers.get('content-type'), path).toBe(path.endsWith('.css') ? 'text/css; charset=utf-8' : 'text/javascript; charset=utf-8')
+    }
+  })
+
+  it('answers 404 to any other path under /store/, also to one that climbs out of the folder', async () => {
+    const demo = await start()
+    for (const target of ['/store/', '/store/x.js', '/store/../store.mjs', '/store/%2e%2e/store.mjs', '/store/..%2fstore.mjs', '/store/cart.js/..', '/store/store.css/']) {
+      expect((await rawGet(demo, target)).status, target).toBe(404)
+    }
+    await alive(demo)
+  })
+
+  it('a body past its route\'s limit is answered, and the rest of it read away', async () => {
+    const demo = await start()
+    const search = await fetch(demo.url + '/v3/autocomplete', { method: 'POST', headers: { 'x-key': 'demo-key' }, body: JSON.stringify({ q: 'x'.repeat(70000) }) })
+    expect(search.status).toBe(400)
+    expect(await search.json()).toEqual({ error: { message: 'body is longer than 65536 characters' } })
+    const checkout = await fetch(demo.url + '/checkout', { method: 'POST', body: new URLSearchParams({ cart: '[]', more: 'x'.repeat(200000) }), redirect: 'manual' })
+    expect(checkout.status).toBe(303)
+    expect((await fetch(demo.url + checkout.headers.get('location')!)).status).toBe(200)
+    await alive(demo)
+  })
+})

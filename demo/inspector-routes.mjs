@@ -1,12 +1,13 @@
-// The live inspector: its page and its feed, every collector message with its lints as a
-// server-sent event and the charts' numbers as `stats` events, both behind the token the demo
-// prints (demo/access.mjs).
+// This module serves the live inspector's routes: its page (/inspector) and its feed
+// (/inspector/events), which sends every collector message with its lints as a server-sent event
+// and the charts' numbers as `stats` events. Both stay behind the token the demo prints
+// (demo/access.mjs). demo/inspect-server.mjs mounts them on its server.
 import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { inspectorAccess } from './access.mjs'
 
 const page = readFileSync(new URL('./inspector.html', import.meta.url), 'utf8')
-// The page shows what any client sent: should a value ever slip past textContent, the policy
+// The page shows what any client sent. Should a value ever slip past textContent, the policy
 // still runs no script and loads nothing but the page's own inline script and style.
 const hash = (tag) => `'sha256-${createHash('sha256').update(new RegExp(`<${tag}>([\\s\\S]*?)</${tag}>`).exec(page)[1]).digest('base64')}'`
 const POLICY = `default-src 'none'; script-src ${hash('script')}; style-src ${hash('style')}; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`
@@ -17,10 +18,10 @@ const refuse = (response) =>
     .end('The inspector needs its token: open the inspector URL the demo printed in its terminal (…/inspector?token=…).\n')
 
 /**
- * Serves /inspector and /inspector/events for `activity` (demo/activity.mjs). A feed reader that lets more than
- * `maxFeedBytes` pile up unread is dropped: otherwise a client that never reads would make the
- * server buffer every event for it, without bound. A dropped EventSource reconnects by itself
- * and catches up from the collector's recent messages.
+ * Serves /inspector and /inspector/events for `activity` (demo/activity.mjs). A feed reader that
+ * lets more than `maxFeedBytes` pile up unread is dropped, since otherwise a client that never
+ * reads would make the server buffer every event for it, without bound. A dropped EventSource
+ * reconnects by itself and catches up from the collector's recent messages.
  */
 export function createInspector({ activity, token, maxFeedBytes = 1024 * 1024 }) {
   const access = inspectorAccess(token)
@@ -28,7 +29,8 @@ export function createInspector({ activity, token, maxFeedBytes = 1024 * 1024 })
   function servePage(request, response, url) {
     if (url.searchParams.has('token')) {
       if (!access.tokenMatches(url.searchParams.get('token'))) return refuse(response)
-      // The token leaves the address bar and the history; the cookie stands for it from now on.
+      // The redirect takes the token out of the address bar and the history, and the cookie
+      // stands for it from now on.
       return response.writeHead(303, { location: '/inspector', 'set-cookie': access.setCookie, 'cache-control': 'no-store' }).end()
     }
     if (!access.cookieMatches(request.headers.cookie)) return refuse(response)
@@ -36,7 +38,7 @@ export function createInspector({ activity, token, maxFeedBytes = 1024 * 1024 })
   }
 
   function streamEvents(request, response, url) {
-    // The cookie for the page's EventSource; a `token` query for readers such as curl.
+    // The page's EventSource sends the cookie, and readers such as curl send a `token` query.
     const token = url.searchParams.get('token')
     if (!access.cookieMatches(request.headers.cookie) && !(token != null && access.tokenMatches(token))) return refuse(response)
     response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' })
@@ -48,9 +50,8 @@ export function createInspector({ activity, token, maxFeedBytes = 1024 * 1024 })
     }
     const sendStats = (stats) => response.write('event: stats\ndata: ' + JSON.stringify(stats) + '\n\n')
     // A late inspector first sees what arrived before it connected: a bounded number of
-    // messages, and the charts as they stand.
-    // The newest that fit in half the feed's limit, oldest first, so that a late inspector is
-    // not cut off by its own catch-up.
+    // messages, and the charts as they stand. The catch-up holds the newest messages that fit
+    // in half the feed's limit, oldest first, so that a late inspector is not cut off by it.
     const catchUp = []
     let bytes = 0
     for (const message of activity.recent().reverse()) {

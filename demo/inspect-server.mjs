@@ -1,12 +1,13 @@
-// The reference collector and the live inspector on one port: all that
-// `npx discovery-feedback inspect` starts, and what `npm run demo` adds its store to.
+// This module starts one HTTP server with the reference collector and the live inspector on one
+// port. It is all that `npx discovery-feedback inspect` starts, and `npm run demo` adds its store
+// to it (demo/server.mjs). The inspector's own routes are in demo/inspector-routes.mjs.
 import { createServer } from 'node:http'
 import { DEMO_KEY, newToken } from './access.mjs'
 import { createActivity } from './activity.mjs'
 import { createCollector } from './collector.mjs'
-import { createInspector } from './inspector.mjs'
+import { createInspector } from './inspector-routes.mjs'
 
-/** The request target as a URL; null for one that is not a plain path (`//`, `//%`, `http://…`). */
+/** Returns the request target as a URL, or null for one that is not a plain path (`//`, `//%`, `http://…`). */
 function target(request) {
   try {
     const url = new URL(request.url, 'http://demo')
@@ -70,17 +71,17 @@ export function startInspect({
     {
       requestTimeout,
       headersTimeout: headersLimit,
-      // How often Node looks for requests past their timeouts (30 s by default, longer than ours).
+      // Node looks for requests past their timeouts this often (every 30 s by default, longer than ours).
       connectionsCheckingInterval: Math.min(1000, headersLimit / 4)
     },
     // Whatever one request makes a handler throw, then or later, is answered for that request
-    // alone: the process and every other connection carry on.
+    // alone, and the process and every other connection carry on.
     (request, response) =>
       route(request, response).catch((error) => {
-        // The path only: the query may carry the inspector's token.
+        // The log shows the path only, since the query may carry the inspector's token.
         console.error(`discovery-feedback: ${request.method} ${String(request.url).split('?')[0]} failed:`, error)
         if (response.headersSent || request.socket.destroyed) response.destroy()
-        // The request may not have been read to its end: the connection cannot carry another.
+        // The request may not have been read to its end, so the connection cannot carry another.
         else plain(response, 500, 'Internal error', { connection: 'close' })
       })
   )
@@ -88,7 +89,7 @@ export function startInspect({
     server.once('error', reject)
     server.listen(port, host, () => {
       server.off('error', reject)
-      // An IPv6 host goes in brackets in a URL.
+      // A URL puts an IPv6 host in brackets.
       const url = `http://${host.includes(':') ? `[${host}]` : host}:${server.address().port}`
       resolve({
         url,
