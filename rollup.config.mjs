@@ -35,18 +35,14 @@ const declarations = (name) => ({
   ]
 })
 
-// Fields and methods that the tracker's parts share inside the script tag and that no page or
-// collector ever sees: the minifier may shorten them as it does local names. None may be a
-// name the public API, the wire or a built-in the tag calls uses (stats' `queued`, the
-// envelope's `key`, Response's `json`): it would be shortened there too.
-const INTERNAL = /^(handed|sending|wire|adopt|suspend|resume|setPersist|tooLarge|wake)$/
-
+// The script tags: one file each, with nanoid and js-cookie in their browser builds. The
+// minifier shortens local names only; property names stay as the source writes them.
 const scriptTag = (input, file) => ({
   input,
   plugins: [
     nodeResolve({ browser: true }),
     typescript({ declaration: false, outDir: 'dist' }),
-    terser({ compress: { passes: 2 }, mangle: { properties: { regex: INTERNAL } }, format: { comments: false } })
+    terser({ compress: { passes: 2 }, format: { comments: false } })
   ],
   output: { file, format: 'iife' }
 })
@@ -58,7 +54,7 @@ export default [
   declarations('index'),
   declarations('client'),
   declarations('server'),
-  scriptTag('src/client-script.ts', 'dist/discovery-feedback-client.min.js'),
-  scriptTag('src/declarative-script.ts', 'dist/discovery-feedback-declarative.min.js'),
-  scriptTag('src/script.ts', 'dist/discovery-feedback.min.js')
+  scriptTag('src/script-tags/discovery-client.ts', 'dist/discovery-feedback-client.min.js'),
+  scriptTag('src/script-tags/declarative.ts', 'dist/discovery-feedback-declarative.min.js'),
+  scriptTag('src/script-tags/tracker.ts', 'dist/discovery-feedback.min.js')
 ]

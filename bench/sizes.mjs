@@ -72,7 +72,7 @@ export const shipped = () => ({
  */
 export async function breakdown() {
   const configs = (await import(new URL('../rollup.config.mjs', here))).default
-  const config = configs.find((entry) => entry.input == 'src/script.ts')
+  const config = configs.find((entry) => entry.input == 'src/script-tags/tracker.ts')
   const bundle = await rollup({ ...config, onwarn: () => {} })
   const { output } = await bundle.generate({ ...config.output, file: undefined, sourcemap: true })
   await bundle.close()

@@ -12,5 +12,8 @@ export const STATES: Consent[] = ['granted', 'pending', 'denied']
  * is a legally binding opt-out in several US states; Do-Not-Track is deprecated and honoured
  * only when the site asks for it.
  */
-export const optedOut = (settings: TrackerOptions) =>
-  ((navigator as any).globalPrivacyControl && !settings.ignoreGlobalPrivacyControl) || (settings.respectDoNotTrack && navigator.doNotTrack == '1')
+export function optedOut(settings: TrackerOptions): boolean {
+  // Not yet in every browser's Navigator type (Firefox, Brave and extensions set it).
+  const gpc = (navigator as Navigator & { globalPrivacyControl?: boolean }).globalPrivacyControl
+  return (!!gpc && !settings.ignoreGlobalPrivacyControl) || (!!settings.respectDoNotTrack && navigator.doNotTrack == '1')
+}

@@ -1,6 +1,7 @@
-import { pack, tooLarge } from '../shared/batch'
+import { pack, tooLarge, type Body } from '../shared/batch'
+import { createBackoff, outcomeOf, withSendTime } from '../shared/http'
 import type { DropReason, Entry, Outbox } from './outbox'
-import { beacon, post } from './transport'
+import { beacon, post, type Answer } from './transport'
 import type { TrackerOptions } from './types'
 
 // The browser lets a page have 64 KiB of keepalive requests in flight (Fetch standard,
@@ -8,7 +9,6 @@ import type { TrackerOptions } from './types'
 const BUDGET = 65536
 // A body of 60 KiB at most leaves room in that budget for request overhead.
 const MAX_BODY = 61440
-const MAX_BACKOFF = 60000
 // Requests in flight while the page is visible: the browser's connection limit per host over
 // HTTP/1.1. More would only wait inside the browser; fewer lets batches fill meanwhile.
 export const MAX_IN_FLIGHT = 6
@@ -20,6 +20,9 @@ const MAX_CHECKS = 50
 // for at start, and again at most this often once this page has nothing left to send.
 const ADOPT_EVERY = 10000
 
+// A body of no events, for a request that only asks which handed-over events the collector lacks.
+const QUESTION_ONLY: Body<Entry> = { body: '[]', entries: [], bytes: 2 }
+
 export type Reason = DropReason | 'too_large' | 'rejected'
 
 /**
@@ -27,11 +30,10 @@ export type Reason = DropReason | 'too_large' | 'rejected'
  *
  * A batch leaves when `maxEvents` wait to be sent, or when the oldest of them has waited
  * `interval`; an answer sends on only a batch that is due. While the page is visible, bodies
- * go by fetch so the answer can be read, at most MAX_IN_FLIGHT at a time, one at a time after a
- * failure until a request succeeds again: 2xx removes the
- * events; a 5xx, 408, 429 or no answer keeps them and tries again with exponential backoff
- * and jitter (or the collector's Retry-After); any other 4xx can never succeed, so that batch
- * is dropped and reported.
+ * go by fetch so the answer can be read, at most MAX_IN_FLIGHT at a time, and one at a time
+ * after a failure until a request succeeds again (shared/http.ts). 2xx removes the events; a
+ * 5xx, 408, 429 or no answer keeps them and tries again after the backoff; any other 4xx can
+ * never succeed, so that batch is dropped and reported.
  *
  * When the page turns hidden, what waits goes by sendBeacon, which survives the page. The
  * browser cannot tell whether a beacon arrived, so such events count as delivered but stay
@@ -51,49 +53,48 @@ export function createDelivery(
   const maxBytes = Math.min(settings.maxBatchBytes || MAX_BODY, MAX_BODY)
   const maxEvents = settings.maxBatchEvents || 50
   const interval = settings.flushInterval ?? 1000
+  // A page starts out trusting the collector, unlike the server sender: its first seconds race
+  // the shopper leaving, and a burst tracked just before that gets out only if its bodies are
+  // already on their way (measured in WebKit: 358 of 1,000 events out before leaving when a new
+  // page probed first, 1,000 of 1,000 without).
+  const backoff = createBackoff(false)
   let requests = 0
   let keepaliveBytes = 0
-  let failures = 0
-  let retryAt = 0
-  // Whether the collector's last answer was one that no retry follows (2xx, or a 4xx that
-  // refuses the batch). After a failure, one request at a time probes the collector, so one
-  // that struggles sees at most one request from this page per backoff step; once a probe
-  // succeeds, up to MAX_IN_FLIGHT go at once again. A page starts out trusting the collector,
-  // unlike the server sender: its first seconds race the shopper leaving, and a burst tracked
-  // just before that gets out only if its bodies are already on their way (measured in WebKit:
-  // 358 of 1,000 events out before leaving when a new page probed first, 1,000 of 1,000
-  // without). Beacons as the page goes are never held back: there is no later for them.
-  let healthy = true
+  let timer: ReturnType<typeof setTimeout> | undefined
+  let due = Infinity
+  let adoptedAt = 0
   // Set by flush(): every waiting event goes now, a body after each answer, until none waits.
   let urgent = false
   // flush() calls waiting for that to end: nothing left to send and no request in flight, or a
   // failure that the backoff now waits out.
-  let flushing: (() => void)[] = []
+  const flushing: (() => void)[] = []
+
   const endUrgent = () => {
     urgent = false
     flushing.splice(0).forEach((resolve) => resolve())
   }
-  let timer: ReturnType<typeof setTimeout> | undefined
-  let due = Infinity
-  let adoptedAt = 0
 
-  // The send time lets a collector correct a device clock that is off: the event happened at
-  // t_client + (its own receive time - t_sent). A query parameter keeps the body SPEC's.
-  const base = endpoint + (endpoint.includes('?') ? '&' : '?') + 't_sent='
-  const target = (checks: Entry[]) =>
-    base +
-    Date.now() +
-    (checks.length ? '&unconfirmed=' + encodeURIComponent(checks.map((entry) => entry.event.event_id).join()) : '')
+  /** The collector URL with the send time and, if any, the ids asked about. */
+  const target = (checks: Entry[]) => {
+    const url = withSendTime(endpoint, Date.now())
+    if (!checks.length) return url
+    return url + '&unconfirmed=' + encodeURIComponent(checks.map((entry) => entry.event.event_id).join())
+  }
 
-  const slots = () => (healthy ? MAX_IN_FLIGHT : 1)
-  const saturated = () => requests >= slots()
+  const saturated = () => requests >= backoff.slots(MAX_IN_FLIGHT)
 
+  const clearTimer = () => {
+    clearTimeout(timer)
+    due = Infinity
+  }
+
+  /** Sends at `at` (ms since epoch), or sooner if a send is already due sooner; never before the backoff allows. */
   const schedule = (at: number) => {
-    at = Math.max(at, retryAt)
+    at = Math.max(at, backoff.resumeAt())
     if (at < due) {
       clearTimeout(timer)
       due = at
-      timer = setTimeout(() => send(false), at - Date.now())
+      timer = setTimeout(sendVisible, at - Date.now())
     }
   }
 
@@ -108,8 +109,9 @@ export function createDelivery(
     let fresh = 0
     for (const entry of outbox.entries) {
       if (entry.sending) continue
-      if (entry.handed) at = Math.min(at, entry.handed + CHECK_AFTER)
-      else {
+      if (entry.handed) {
+        at = Math.min(at, entry.handed + CHECK_AFTER)
+      } else {
         fresh++
         // t_client is when it was tracked; a clock set back meanwhile must not hold it longer.
         at = Math.min(at, Math.min(entry.event.t_client, now) + interval)
@@ -118,14 +120,37 @@ export function createDelivery(
     if (!saturated()) schedule(fresh >= maxEvents ? 0 : at)
   }
 
-  const backOff = (retryAfter?: string | null) => {
-    const seconds = Number(retryAfter)
-    const asked = retryAfter ? (isNaN(seconds) ? Date.parse(retryAfter) - Date.now() : seconds * 1000) : NaN
-    failures++
-    retryAt = Date.now() + (asked >= 0 ? asked : Math.min(1000 * 2 ** (failures - 1), MAX_BACKOFF) * (0.5 + Math.random() / 2))
+  const dropTooLarge = (entry: Entry) => {
+    outbox.remove([entry])
+    dropped([entry], 'too_large')
   }
 
-  const deliver = (body: string, entries: Entry[], bytes: number, checks: Entry[], leaving: boolean) => {
+  /** 2xx: the events are stored; of the ids asked about, those the collector lacks wait again. */
+  const delivered = (entries: Entry[], checks: Entry[], missing: unknown) => {
+    counts.sent += entries.length
+    outbox.remove(entries)
+    // No list: a collector without the extension. Handed events then count as delivered.
+    const lost = Array.isArray(missing) ? checks.filter((entry) => missing.includes(entry.event.event_id)) : []
+    outbox.remove(checks.filter((entry) => !lost.includes(entry)))
+    outbox.mark(lost)
+    if (!outbox.entries.length && Date.now() - adoptedAt > ADOPT_EVERY) adopt()
+  }
+
+  /** 5xx, 408, 429 or no answer: the events wait out the backoff. */
+  const failed = (entries: Entry[], answer: Answer, step: number) => {
+    counts.retried += entries.length
+    backoff.failed(step, answer.retryAfter)
+    // Answered with an error, or offline: not stored, so back to waiting even if handed on the
+    // way out. Otherwise no answer leaves handed ones handed, as a beacon's: a request
+    // cancelled as the page went (Firefox cancels ordinary fetches at navigation) may still
+    // have arrived, and a beacon sending it again would count it twice.
+    if (answer.status || !navigator.onLine) outbox.mark(entries.filter((entry) => entry.handed))
+    endUrgent()
+    schedule(backoff.resumeAt())
+  }
+
+  /** POSTs one body by fetch, with the ids in `checks` asked about, and settles its events by the answer. */
+  const deliver = ({ body, entries, bytes }: Body<Entry>, checks: Entry[], leaving: boolean) => {
     // keepalive lets a request finish after the page is gone, within the shared budget. While
     // the page is visible it takes at most half, so that beacons find room when the page goes;
     // a body beyond that goes by ordinary fetch, which a visible page has time to see through.
@@ -134,95 +159,80 @@ export function createDelivery(
     requests++
     const carried = entries.concat(checks)
     carried.forEach((entry) => (entry.sending = true))
-    return post(target(checks), body, keepalive).then(([status, retryAfter, missing]) => {
+    const step = backoff.step()
+    post(target(checks), body, keepalive).then((answer) => {
       requests--
       if (keepalive) keepaliveBytes -= bytes
       carried.forEach((entry) => (entry.sending = false))
-      if (status > 199 && status < 300) {
-        failures = 0
-        healthy = true
-        counts.sent += entries.length
-        outbox.remove(entries)
-        // No list: a collector without the extension. Handed events then count as delivered.
-        const lost = checks.filter((entry) => Array.isArray(missing) && missing.includes(entry.event.event_id))
-        outbox.remove(checks.filter((entry) => !lost.includes(entry)))
-        outbox.mark(lost)
-        if (!outbox.entries.length && Date.now() - adoptedAt > ADOPT_EVERY) adopt()
-      } else if (status > 399 && status < 500 && status != 408 && status != 429) {
-        healthy = true
-        outbox.remove(entries)
-        dropped(entries, 'rejected', 'the collector answered ' + status)
+      const outcome = outcomeOf(answer.status)
+      if (outcome == 'retry') return failed(entries, answer, step)
+      backoff.answered()
+      if (outcome == 'delivered') {
+        delivered(entries, checks, answer.missing)
       } else {
-        healthy = false
-        counts.retried += entries.length
-        backOff(retryAfter)
-        // Answered with an error, or offline: not stored, so back to waiting even if handed on
-        // the way out. Otherwise no answer leaves handed ones handed, as a beacon's: a request
-        // cancelled as the page went (Firefox cancels ordinary fetches at navigation) may
-        // still have arrived, and a beacon sending it again would count it twice.
-        if (status || !navigator.onLine) outbox.mark(entries.filter((entry) => entry.handed))
-        endUrgent()
-        return schedule(retryAt)
+        outbox.remove(entries)
+        dropped(entries, 'rejected', 'the collector answered ' + answer.status)
       }
-      if (urgent) return send(false)
-      plan()
+      if (urgent) sendVisible()
+      else plan()
     })
   }
 
-  /** Sends what is due. `leaving`: the page turned hidden or is going, and may be gone any moment. */
-  function send(leaving: boolean): Promise<void> {
-    clearTimeout(timer)
-    due = Infinity
-    // Without consent nothing may go: a flush() has nothing to wait for.
-    if (!allowed()) endUrgent()
+  /**
+   * The page is visible: sends what is due by fetch, as many bodies as there are free slots,
+   * and asks about handed-over events old enough to have arrived (with the first body).
+   */
+  function sendVisible() {
+    clearTimer()
+    if (!allowed()) return endUrgent()
     // Every slot taken: the next answer sends on.
-    if (!allowed() || (!leaving && saturated())) return Promise.resolve()
-    if (!leaving && Date.now() < retryAt) {
+    if (saturated()) return
+    if (Date.now() < backoff.resumeAt()) {
       // Backing off after a failure: a flush() ends here, and the backoff's timer sends later.
       endUrgent()
-      plan()
-      return Promise.resolve()
+      return plan()
     }
     const now = Date.now()
     const waiting: Entry[] = []
     const checks: Entry[] = []
-    // Leaving, what requests still carry is handed over too: whether it arrives is asked later,
-    // as for beacons. Should the page stay after all, their answers settle it first.
-    const handed: Entry[] = []
     for (const entry of outbox.entries) {
-      if (entry.sending) leaving && !entry.handed && handed.push(entry)
-      else if (!entry.handed) waiting.push(entry)
-      else if (!leaving && now - entry.handed >= CHECK_AFTER && checks.length < MAX_CHECKS) checks.push(entry)
+      if (entry.sending) continue
+      if (!entry.handed) waiting.push(entry)
+      else if (now - entry.handed >= CHECK_AFTER && checks.length < MAX_CHECKS) checks.push(entry)
     }
-    const bodies = pack(
-      waiting,
-      maxBytes,
-      (entry) => {
-        outbox.remove([entry])
-        dropped([entry], 'too_large')
-      },
-      leaving ? Infinity : slots() - requests
-    )
-    const answers: Promise<void>[] = []
-    if (!bodies.length) {
-      // Nothing to send but ids to ask about: a body of no events carries the question.
-      if (checks.length) bodies.push(['[]', [], 2])
-      // Nothing at all: a flush() ends once the requests in flight were answered too.
-      else if (!requests) endUrgent()
+    const bodies = pack(waiting, maxBytes, dropTooLarge, backoff.slots(MAX_IN_FLIGHT) - requests)
+    if (!bodies.length && checks.length) bodies.push(QUESTION_ONLY)
+    // Nothing at all to send: a flush() ends once the requests in flight were answered too.
+    if (!bodies.length && !requests) endUrgent()
+    bodies.forEach((body, index) => deliver(body, index == 0 ? checks : [], false))
+    plan()
+  }
+
+  /**
+   * The page turned hidden or is going, and may be gone any moment: everything waiting goes
+   * now, by beacon where the browser takes it, the backoff notwithstanding. What requests
+   * still carry is handed over too: whether it arrives is asked later, as for beacons. Should
+   * the page stay after all, their answers settle it first.
+   */
+  function sendLeaving() {
+    clearTimer()
+    if (!allowed()) return endUrgent()
+    const now = Date.now()
+    const handed: Entry[] = []
+    const waiting: Entry[] = []
+    for (const entry of outbox.entries) {
+      if (entry.sending && !entry.handed) handed.push(entry)
+      else if (!entry.sending && !entry.handed) waiting.push(entry)
     }
-    for (const [body, entries, bytes] of bodies) {
-      if (leaving && beacon(target([]), body)) counts.sent += entries.length
-      // By fetch while visible (checks are asked only then, with the first body); leaving, when the
-      // beacon was refused (over the budget, or no sendBeacon): a request may still get out before the page goes.
-      else answers.push(deliver(body, entries, bytes, answers.length ? [] : checks, leaving))
-      if (leaving) handed.push(...entries)
+    for (const body of pack(waiting, maxBytes, dropTooLarge)) {
+      if (beacon(target([]), body.body)) counts.sent += body.entries.length
+      // Refused (over the budget, or no sendBeacon): a request may still get out before the page goes.
+      else deliver(body, [], true)
+      handed.push(...body.entries)
     }
-    if (leaving) {
-      outbox.mark(handed, now)
-      // Everything was handed to the browser: nothing is left for a flush() to wait for.
-      endUrgent()
-    } else plan()
-    return Promise.all(answers) as Promise<unknown> as Promise<void>
+    outbox.mark(handed, now)
+    // Everything was handed to the browser: nothing is left for a flush() to wait for.
+    endUrgent()
   }
 
   /**
@@ -232,28 +242,32 @@ export function createDelivery(
   function adopt() {
     adoptedAt = Date.now()
     outbox.adopt().then((adopted) => {
-      if (adopted) send(false)
+      if (adopted) sendVisible()
     })
   }
 
   return {
     adopt,
+    sendVisible,
+    sendLeaving,
     /** Whether an event alone is too large for any request: refused when tracked, never queued. */
     tooLarge: (entry: Entry) => tooLarge(entry, maxBytes),
     /**
      * An event was queued: a full batch leaves now, anything less after `interval`. The new
      * event is due last, so the queue is walked only when it may hold a full batch.
      */
-    queued: () => (outbox.entries.length < maxEvents ? schedule(Date.now() + interval) : plan()),
-    send,
+    queued() {
+      if (outbox.entries.length < maxEvents) schedule(Date.now() + interval)
+      else plan()
+    },
     /**
      * Sends every waiting event now, as many requests at a time as the collector's health
      * allows; resolves once none waits and none is in flight, or once a request failed.
      */
-    flush() {
+    flush(): Promise<void> {
       urgent = true
       const flushed = new Promise<void>((resolve) => flushing.push(resolve))
-      send(false)
+      sendVisible()
       return flushed
     },
     /**
@@ -261,9 +275,9 @@ export function createDelivery(
      * forgotten, what other pages left is looked for, and what waits is sent.
      */
     wake() {
-      failures = retryAt = 0
+      backoff.reset()
       adopt()
-      return send(false)
+      sendVisible()
     },
     stop: () => clearTimeout(timer)
   }

@@ -15,8 +15,8 @@ const WHY: Record<Reason, string> = {
 /**
  * Where every fault of a tracker ends: counted, shown in the console for the developer and
  * handed to `onError` for the shop's monitoring. Options that break the tracker (`broken`) are
- * reported at once, or thrown when `strict`. Returns the counts by reason, the drop of events
- * and the guard of public methods, for the tracker to hand on.
+ * reported at once, or thrown when `strict`. Returns the counts by reason (`dropped`), the
+ * drop of events (`drop`) and the guard of public methods (`guard`), for the tracker to hand on.
  */
 export function createFaults({ onError, strict }: TrackerOptions, broken?: FeedbackError) {
   const dropped: Stats['dropped'] = { invalid: 0, too_large: 0, rejected: 0, overflow: 0, expired: 0 }
@@ -40,10 +40,17 @@ export function createFaults({ onError, strict }: TrackerOptions, broken?: Feedb
     )
   }
 
+  /** What a caller's data threw, as a FeedbackError. Reading it may throw too (a getter, a toString that throws). */
+  const asFeedbackError = (caught: unknown): FeedbackError => {
+    if (attempt(() => (caught as FeedbackError).name == 'FeedbackError')) return caught as FeedbackError
+    // A symbol has no text to add to a string: its type is named instead.
+    const text = attempt(() => '' + caught) ?? typeof caught + ' thrown'
+    return feedbackError(undefined, undefined, 'failed: ' + text)
+  }
+
   /**
    * Public methods run inside this: nothing a caller's data throws reaches the page, except
-   * in strict mode. What was thrown may itself throw when read (a getter throwing
-   * `Object.create(null)`, an error whose toString throws), so it is read inside a guard too.
+   * in strict mode.
    */
   const guard =
     <A extends unknown[], R>(method: (...args: A) => R) =>
@@ -51,9 +58,7 @@ export function createFaults({ onError, strict }: TrackerOptions, broken?: Feedb
       try {
         return method(...args)
       } catch (caught) {
-        const error =
-          attempt(() => (caught as FeedbackError).name == 'FeedbackError' && (caught as FeedbackError)) ||
-          feedbackError(undefined, undefined, 'failed: ' + (attempt(() => '' + caught) ?? typeof caught + ' thrown'))
+        const error = asFeedbackError(caught)
         dropped.invalid++
         if (strict) throw error
         report(error)
@@ -64,5 +69,5 @@ export function createFaults({ onError, strict }: TrackerOptions, broken?: Feedb
     if (strict) throw broken
     report(broken)
   }
-  return [dropped, drop, guard] as const
+  return { dropped, drop, guard }
 }

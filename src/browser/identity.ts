@@ -52,9 +52,9 @@ export function createIdentity(options: TrackerOptions, given: Partial<User>): I
   const cookies = options.storage != 'memory'
   let domain = options.cookieDomain
   const sessionLength = (options.sessionMinutes || 30) * MINUTE
-  // Where cookies are blocked or not allowed, memory keeps the ids steady for this page,
-  // with the same expiry.
-  const memory: Record<string, [id: string, expires: number, stored: boolean]> = {}
+  // The ids as last read or made, by cookie name: where cookies are blocked or not allowed,
+  // memory keeps them steady for this page, with the same expiry.
+  const memory: Record<string, { id: string; expires: number; stored: boolean }> = {}
 
   /**
    * Writes one of our cookies to last `lifetime` ms; an empty value with no lifetime deletes it.
@@ -83,10 +83,10 @@ export function createIdentity(options: TrackerOptions, given: Partial<User>): I
     // Reading and writing document.cookie costs more than the rest of a tracked click; within
     // a second of the last renewal the cookie can only be a second fresher, so a burst of
     // events touches it once.
-    if (held && held[2] == store && held[1] - lifetime + 1000 > now) return held[0]
-    let id = store && attempt(() => Cookies.get(name))
-    if (!id || !OUR_ID.test(id)) id = held && held[1] > now ? held[0] : nanoid()
-    memory[name] = [id, now + lifetime, store]
+    if (held && held.stored == store && held.expires - lifetime + 1000 > now) return held.id
+    let id = store ? attempt(() => Cookies.get(name)) : undefined
+    if (!id || !OUR_ID.test(id)) id = held && held.expires > now ? held.id : nanoid()
+    memory[name] = { id, expires: now + lifetime, stored: store }
     if (store) write(name, id, lifetime)
     return id
   }

@@ -3,17 +3,21 @@ import { check, checkUser } from '../shared/rules'
 import type { FeedbackError, User } from '../shared/types'
 import type { TrackerOptions } from './types'
 
+/** A tracker's options as read once. */
+export interface ReadOptions {
+  settings: TrackerOptions
+  /** The shopper fields the site gave (`options.user`), checked. */
+  user: Partial<User>
+  /** The fault that breaks the tracker, if any: reported (thrown when `strict`), and every call is refused with it. */
+  broken?: FeedbackError
+}
+
 /**
  * Reads a tracker's options once, into a copy: getters on the caller's object run here,
- * inside a guard, and never again. Returns the settings, the shopper fields the site gave, and
- * the fault that breaks the tracker, if any: the tracker reports it (throws it when `strict`)
- * and refuses every call with it. Without a window (server rendering) nothing is checked, as
+ * inside a guard, and never again. Without a window (server rendering) nothing is checked, as
  * nothing will run.
  */
-export function readOptions(
-  options: TrackerOptions,
-  browser: boolean
-): [settings: TrackerOptions, user: Partial<User>, broken?: FeedbackError] {
+export function readOptions(options: TrackerOptions, browser: boolean): ReadOptions {
   let settings = {} as TrackerOptions
   let user: Partial<User> = {}
   let broken: FeedbackError | undefined
@@ -31,5 +35,5 @@ export function readOptions(
       broken = error as FeedbackError
     }
   }
-  return [settings, user, broken]
+  return { settings, user, broken }
 }

@@ -1,14 +1,16 @@
 import { nanoid } from 'nanoid'
 import { jsonOf, type Packed } from '../shared/batch'
+import type { Unidentified } from '../shared/envelope'
+import type { Envelope } from '../shared/types'
 import { attempt } from './attempt'
 
 /**
- * A queued event. `wire` is its JSON text, made once; `key` its own storage key; `sending` is
- * set while a request carries it; `handed` is when the page handed it to the browser on its
- * way out (a beacon, or a request still in flight as the page went): delivered in all
- * likelihood, but unconfirmed.
+ * A queued event: without its user while consent is pending (Unidentified). `wire` is its JSON
+ * text, made once; `key` its own storage key; `sending` is set while a request carries it;
+ * `handed` is when the page handed it to the browser on its way out (a beacon, or a request
+ * still in flight as the page went): delivered in all likelihood, but unconfirmed.
  */
-export interface Entry extends Packed {
+export interface Entry extends Packed<Envelope | Unidentified> {
   key?: string
   sending?: boolean
   handed?: number

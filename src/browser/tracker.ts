@@ -1,31 +1,29 @@
-// Bundlers lay modules out in the order they are imported, and this order compresses smallest
-// (npm run bench and size-limit measure it): consent and options, the shared modules, then the
-// outbox before the other parts.
-import { optedOut, STATES } from './consent'
-import { readOptions } from './options'
-import { checkUser, EVENT_NAMES, expectOneOf, validate } from '../shared/rules'
 import { envelope } from '../shared/envelope'
 import { feedbackError } from '../shared/error'
-import type { EventName, User } from '../shared/types'
-import { createOutbox } from './outbox'
-import { createFaults } from './faults'
+import { checkUser, expectOneOf, validate } from '../shared/rules'
+import type { EventName, EventProperties, User } from '../shared/types'
+import { optedOut, STATES } from './consent'
 import { createDelivery } from './delivery'
+import { createFaults } from './faults'
 import { createIdentity } from './identity'
 import { followPage } from './lifecycle'
-import type { Consent, Tracker, TrackerOptions } from './types'
+import { readOptions } from './options'
+import { createOutbox, type Entry } from './outbox'
+import { followPageViews } from './page-views'
+import type { Consent, Stats, Tracker, TrackerOptions } from './types'
 
 /**
  * Creates a tracker from its parts: the options, read once; its faults; the outbox that keeps
- * events; the shopper's identity; delivery; the page's life cycle. The tracker itself holds
- * what its methods share: the consent state (consent.ts) and the last page viewed. Bad options are
- * reported, never thrown (unless `strict`): every call is then refused with the same clear
- * message, and the host page keeps running. Where there is no `window` (server rendering)
- * every call does nothing.
+ * events; the shopper's identity; delivery; the page's life cycle and its automatic views. The
+ * tracker itself holds what its methods share: the consent state (consent.ts) and the last page
+ * viewed. Bad options are reported, never thrown (unless `strict`): every call is then refused
+ * with the same clear message, and the host page keeps running. Where there is no `window`
+ * (server rendering) every call does nothing.
  */
 export function createTracker(options: TrackerOptions): Tracker {
   const browser = typeof window == 'object'
-  const [settings, user, broken] = readOptions(options, browser)
-  const [dropped, drop, guard] = createFaults(settings, broken)
+  const { settings, user, broken } = readOptions(options, browser)
+  const { dropped, drop, guard } = createFaults(settings, broken)
   const counts = { sent: 0, retried: 0 }
   // Aborted by destroy(): every listener and history patch goes with it.
   const life = new AbortController()
@@ -38,15 +36,16 @@ export function createTracker(options: TrackerOptions): Tracker {
   let consent: Consent = blocked ? 'denied' : settings.consent || 'granted'
   const granted = () => consent == 'granted'
   // Storage only with consent, and not in memory mode.
-  const persist = () => outbox!.setPersist(granted() && settings.storage != 'memory')
-  if (outbox) persist()
+  const persist = () => outbox?.setPersist(granted() && settings.storage != 'memory')
+  persist()
   const delivery = outbox && createDelivery(settings, outbox, drop, counts, granted)
   let lastUrl: string | undefined
 
   const push = (event: EventName, properties: Record<string, unknown>) => {
     // Until consent, events wait without a user: reading or writing the identity cookies needs
     // consent too. They get the shopper's identity the moment it is granted.
-    const entry = { event: envelope(event, properties, settings.key, granted() ? identity!.user(true) : (undefined as never)) }
+    const shopper = granted() ? identity!.user(true) : undefined
+    const entry: Entry = { event: envelope(event, properties, settings.key, shopper) }
     // Refused now rather than at sending: in the outbox it would take the place of events that can go.
     if (delivery!.tooLarge(entry)) return drop([entry], 'too_large')
     outbox!.add(entry)
@@ -76,27 +75,57 @@ export function createTracker(options: TrackerOptions): Tracker {
     push(event, properties)
   }
 
-  if (outbox)
+  /** Events tracked while consent was pending get the shopper's identity, and their wire text is made again with it. */
+  const identifyWaiting = () => {
+    for (const entry of outbox!.entries) {
+      if (entry.event.user) continue
+      entry.event = { ...entry.event, user: identity!.user(true) }
+      entry.wire = undefined
+    }
+  }
+
+  if (outbox && delivery) {
+    // The automatic view-page is skipped when the page's URL is the one last viewed.
+    const autoView = guard(() => {
+      if (location.href != lastUrl) record('view-page', {})
+    })
+    const pageViews = settings.autoViewPage !== false ? followPageViews(autoView, signal) : undefined
     followPage(
-      settings,
-      // The automatic view-page: skipped when the page's URL is the one last viewed.
-      guard(() => location.href != lastUrl && record('view-page', {})),
-      // Back from the back/forward cache: to the shopper a new view, even of the same URL.
-      () => (lastUrl = undefined),
       outbox,
-      delivery!,
+      delivery,
+      {
+        beforeLeaving: () => pageViews?.recordDue(),
+        restored() {
+          // Back from the back/forward cache: to the shopper a new view, even of the same URL.
+          lastUrl = undefined
+          pageViews?.restored()
+        }
+      },
       signal
     )
+  }
 
   const track = guard(record)
   const flush = (): Promise<void> => (delivery ? delivery.flush() : Promise.resolve())
+  /** The helper of one event: clickSuggestion for click-suggestion, and so on. */
+  const helper =
+    <E extends EventName>(event: E) =>
+    (properties: EventProperties[E]) =>
+      track(event, properties)
 
   // The public methods: each runs inside the guard, so nothing a caller passes throws into the page.
-  const tracker: Record<string, unknown> = {
+  return {
     track,
+    clickSuggestion: helper('click-suggestion'),
+    clickItem: helper('click-item'),
+    redirect: helper('redirect'),
+    purchase: helper('purchase'),
+    updateCart: helper('update-cart'),
+    addToCart: helper('add-to-cart'),
+    viewPage: helper('view-page'),
     identify: guard((fields: Partial<User>) => {
       const checked = checkUser('identify', fields)
-      if (identity) identity.identify(checked)
+      identity?.identify(checked)
     }),
     consent: guard((next: Consent) => {
       if (!outbox) return
@@ -108,21 +137,19 @@ export function createTracker(options: TrackerOptions): Tracker {
         outbox.forget()
         identity!.forget()
       }
-      // Events tracked while pending get the shopper's identity now; their wire text is made
-      // again (wire reset) with it.
-      if (granted()) for (const entry of outbox.entries) entry.event.user ||= ((entry.wire = undefined), identity!.user(true))
+      if (granted()) identifyWaiting()
       persist()
       if (granted()) delivery!.wake()
     }),
     reset: guard(() => {
       // Logout on a shared computer: what the last shopper did leaves under their ids first.
       flush()
-      if (identity) identity.forget(true)
+      identity?.forget(true)
     }),
-    get user() {
-      return identity ? identity.user(granted()) : ({ uid: '', sid: '' } as User)
+    get user(): User {
+      return identity ? identity.user(granted()) : { uid: '', sid: '' }
     },
-    stats: () => ({ queued: outbox ? outbox.entries.length : 0, ...counts, dropped: { ...dropped } }),
+    stats: (): Stats => ({ queued: outbox ? outbox.entries.length : 0, ...counts, dropped: { ...dropped } }),
     flush,
     destroy: guard(() => {
       if (signal.aborted) return
@@ -130,9 +157,4 @@ export function createTracker(options: TrackerOptions): Tracker {
       flush()
     })
   }
-  // One method per event, named after it: clickSuggestion for click-suggestion, and so on.
-  for (const event of EVENT_NAMES) {
-    tracker[event.replace(/-(\w)/g, (_, letter: string) => letter.toUpperCase())] = (properties: unknown) => track(event, properties)
-  }
-  return tracker as unknown as Tracker
 }

@@ -7,15 +7,21 @@ import { attempt } from './attempt'
  */
 export const beacon = (url: string, body: string) => !!attempt(() => navigator.sendBeacon(url, body))
 
-/** The collector's answer: HTTP status (0 when there was none), Retry-After, and its `missing` list if it gave one. */
-export type Answer = [status: number, retryAfter?: string | null, missing?: unknown]
+/** The collector's answer to a request. */
+export interface Answer {
+  /** The HTTP status; 0 when there was none (offline, refused, CORS not allowed). */
+  status: number
+  retryAfter?: string | null
+  /** Which of the event ids asked about (`?unconfirmed=`) the collector lacks, if it said. */
+  missing?: unknown
+}
 
 /**
- * POSTs a body and resolves the collector's answer, or status 0 when there was none (offline,
- * refused, CORS not allowed). The defaults of fetch are what we need: CORS mode so the answer
- * can be read, and a string body goes as text/plain;charset=UTF-8 (Fetch standard, "extract a
- * body"), a safelisted type, so a cross-origin collector gets it without a preflight.
- * keepalive lets it finish after the page leaves; it shares sendBeacon's 64 KiB budget.
+ * POSTs a body and resolves the collector's answer. The defaults of fetch are what we need:
+ * CORS mode so the answer can be read, and a string body goes as text/plain;charset=UTF-8
+ * (Fetch standard, "extract a body"), a safelisted type, so a cross-origin collector gets it
+ * without a preflight. keepalive lets it finish after the page leaves; it shares sendBeacon's
+ * 64 KiB budget.
  */
 export function post(url: string, body: string, keepalive: boolean): Promise<Answer> {
   // A fetch that a page replaced may throw, or return something that is not a response: the
@@ -25,8 +31,8 @@ export function post(url: string, body: string, keepalive: boolean): Promise<Ans
     .then((response) =>
       response
         .json()
-        .catch(() => 0)
-        .then((json): Answer => [response.status, response.headers.get('retry-after'), json && json.missing])
+        .catch(() => undefined)
+        .then((json): Answer => ({ status: response.status, retryAfter: response.headers.get('retry-after'), missing: json?.missing }))
     )
-    .catch((): Answer => [0])
+    .catch((): Answer => ({ status: 0 }))
 }

@@ -2,8 +2,8 @@ import { pack, type Packed } from '../shared/batch'
 import { envelope } from '../shared/envelope'
 import { feedbackError } from '../shared/error'
 import { checkUser, validate } from '../shared/rules'
+import { createBackoff, outcomeOf, withSendTime } from '../shared/http'
 import type { User } from '../shared/types'
-import { createBackoff } from './backoff'
 import { postBatch } from './post'
 import type { ServerTracker, ServerTrackerOptions } from './types'
 
@@ -29,10 +29,9 @@ function serverUser(event: string, user: unknown): User {
 }
 
 /**
- * Sends events from a shop's backend (Node 18+, global fetch), with the browser's rules: a few
- * requests at a time once the collector has answered one with success, one at a time before
- * that and after a failure, under one backoff for the whole sender (backoff.ts), with bounded
- * memory.
+ * Sends events from a shop's backend (Node 18+, global fetch), with the browser's rules (the
+ * HTTP policy of shared/http.ts): a few requests at a time under one backoff for the whole
+ * sender, one at a time while the collector is not known to answer, with bounded memory.
  */
 export function createServerTracker(options: ServerTrackerOptions): ServerTracker {
   const { key, endpoint, maxBatchEvents = 50, flushInterval = 1000, maxInFlight = 4, maxQueuedEvents = 20000, maxAttempts = 6, requestTimeout = 10000 } = options
@@ -42,17 +41,14 @@ export function createServerTracker(options: ServerTrackerOptions): ServerTracke
   let queue: Queued[] = []
   const inFlight = new Set<AbortController>()
   let carried = 0
-  const backoff = createBackoff()
+  // Probing from the start: a process that starts during an outage (a deploy, a restart loop)
+  // sends one request, not maxInFlight, until the collector answers.
+  const backoff = createBackoff(true)
   let timer: ReturnType<typeof setTimeout> | undefined
   let due = Infinity
   let hurry = false
   let closed = false
   const idle = new Set<() => void>()
-  // Whether the collector's last answer was one that no retry follows (2xx, or a 4xx that
-  // refuses the batch). Until it is (at start, and after every failure), one request probes it, so a collector that struggles sees at most one
-  // request per backoff step; once one succeeds, up to maxInFlight go at once.
-  let healthy = false
-  const slots = () => (healthy ? maxInFlight : 1)
 
   const report = (error: Error) => {
     try {
@@ -80,7 +76,10 @@ export function createServerTracker(options: ServerTrackerOptions): ServerTracke
     if (at >= due) return
     clearTimeout(timer)
     due = at
-    timer = setTimeout(() => ((due = Infinity), pump()), Math.max(0, at - Date.now()))
+    timer = setTimeout(() => {
+      due = Infinity
+      pump()
+    }, Math.max(0, at - Date.now()))
   }
 
   function settle() {
@@ -91,16 +90,20 @@ export function createServerTracker(options: ServerTrackerOptions): ServerTracke
   function pump() {
     const now = Date.now()
     if (now < backoff.resumeAt()) return wake(backoff.resumeAt())
-    while (queue.length && inFlight.size < slots()) {
+    while (queue.length && inFlight.size < backoff.slots(maxInFlight)) {
       // t_client is when the oldest was tracked; a clock set back meanwhile must not hold it longer.
       const oldest = Math.min(queue[0].event.t_client, now)
       if (!hurry && queue.length < maxBatchEvents && now - oldest < flushInterval) return wake(oldest + flushInterval)
       // One body at a time, as large as 60 KiB allows: events that waited for a slot go together.
       const taken = new Set<Queued>()
-      const [batch] = pack(queue, BODY_BYTES, (entry) => (taken.add(entry), drop(1, 'too_large', entry.event.event + ' is too large for a request')), 1)
-      if (batch) batch[1].forEach((entry) => taken.add(entry))
+      const tooLarge = (entry: Queued) => {
+        taken.add(entry)
+        drop(1, 'too_large', entry.event.event + ' is too large for a request')
+      }
+      const [batch] = pack(queue, BODY_BYTES, tooLarge, 1)
+      if (batch) batch.entries.forEach((entry) => taken.add(entry))
       queue = queue.filter((entry) => !taken.has(entry))
-      if (batch) send(batch[0], batch[1])
+      if (batch) send(batch.body, batch.entries)
     }
     settle()
   }
@@ -110,23 +113,22 @@ export function createServerTracker(options: ServerTrackerOptions): ServerTracke
     inFlight.add(controller)
     carried += batch.length
     const step = backoff.step()
-    const url = endpoint + (endpoint.includes('?') ? '&' : '?') + 't_sent=' + Date.now()
-    const [status, retryAfter] = await postBatch(url, body, requestTimeout, controller)
+    const { status, retryAfter } = await postBatch(withSendTime(endpoint, Date.now()), body, requestTimeout, controller)
     // Given up by close(): already counted there, and no longer carried.
     if (!inFlight.delete(controller)) return
     carried -= batch.length
-    if (status > 199 && status < 300) {
+    const outcome = outcomeOf(status)
+    if (outcome == 'delivered') {
       counts.sent += batch.length
-      backoff.succeeded()
-      healthy = true
-    } else if (status > 399 && status < 500 && status != 408 && status != 429) {
+      backoff.answered()
+    } else if (outcome == 'refused') {
       // Refused, but answered: the collector is up.
-      healthy = true
+      backoff.answered()
       drop(batch.length, 'rejected', 'the collector answered ' + status)
     } else {
-      healthy = false
       backoff.failed(step, retryAfter)
-      const spent = batch.filter((entry) => (entry.tries = (entry.tries || 0) + 1) >= maxAttempts)
+      for (const entry of batch) entry.tries = (entry.tries || 0) + 1
+      const spent = batch.filter((entry) => entry.tries! >= maxAttempts)
       const again = batch.filter((entry) => entry.tries! < maxAttempts)
       if (spent.length) drop(spent.length, 'undelivered', 'the collector answered ' + (status || 'nothing') + ' ' + maxAttempts + ' times')
       counts.retried += again.length

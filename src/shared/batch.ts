@@ -2,13 +2,16 @@ import { encode } from './json'
 import type { Envelope } from './types'
 
 /** A queued event and, once made, its wire text. */
-export interface Packed {
-  event: Envelope
+export interface Packed<Event = Envelope> {
+  event: Event
   wire?: string
 }
 
 /** An entry's JSON text, made once: for its size when tracked, for storage and for every request. */
-export const jsonOf = (entry: Packed) => (entry.wire ||= encode(entry.event))
+export function jsonOf(entry: Packed<unknown>): string {
+  if (entry.wire === undefined) entry.wire = encode(entry.event)
+  return entry.wire
+}
 
 /**
  * UTF-8 size of a string, as a TextEncoder would count it: a byte more for each character beyond
@@ -20,21 +23,23 @@ export const byteLength = (text: string) =>
   text.length + (text.match(/[^\0-\x7f]/g) || []).length + (text.match(/[^\0-\u07ff]/g) || []).length
 
 /** Whether an event alone, between the array's brackets, is over `maxBytes`. */
-export const tooLarge = (entry: Packed, maxBytes: number) => byteLength(jsonOf(entry)) + 2 > maxBytes
+export const tooLarge = (entry: Packed<unknown>, maxBytes: number) => byteLength(jsonOf(entry)) + 2 > maxBytes
+
+/** A request body: the JSON array text, the entries it carries and its UTF-8 size. */
+export interface Body<Entry extends Packed<unknown>> {
+  body: string
+  entries: Entry[]
+  bytes: number
+}
 
 /**
  * Packs entries, in order, into JSON-array bodies of at most `maxBytes` each, so that no
  * request reaches the browser's 64 KiB keepalive limit (Fetch standard, "keepalive").
- * Returns each body with its entries and its size. An event too large for any body on its
- * own is handed to `onTooLarge` instead. Stops after `maxBodies` bodies: what is left waits.
+ * An event too large for any body on its own is handed to `onTooLarge` instead. Stops after
+ * `maxBodies` bodies: what is left waits.
  */
-export function pack<Entry extends Packed>(
-  entries: Entry[],
-  maxBytes: number,
-  onTooLarge: (entry: Entry) => void,
-  maxBodies = Infinity
-): [body: string, entries: Entry[], bytes: number][] {
-  const bodies: [string, Entry[], number][] = []
+export function pack<Entry extends Packed<unknown>>(entries: Entry[], maxBytes: number, onTooLarge: (entry: Entry) => void, maxBodies = Infinity): Body<Entry>[] {
+  const bodies: Body<Entry>[] = []
   let body = ''
   let size = 1 // the closing bracket
   let members: Entry[] = []
@@ -46,7 +51,7 @@ export function pack<Entry extends Packed>(
       continue
     }
     if (size + bytes > maxBytes) {
-      bodies.push([body + ']', members, size])
+      bodies.push({ body: body + ']', entries: members, bytes: size })
       if (bodies.length >= maxBodies) return bodies
       body = ''
       size = 1
@@ -56,6 +61,6 @@ export function pack<Entry extends Packed>(
     size += bytes
     members.push(entry)
   }
-  if (body) bodies.push([body + ']', members, size])
+  if (body) bodies.push({ body: body + ']', entries: members, bytes: size })
   return bodies
 }

@@ -7,7 +7,7 @@
  * SerializeJSONProperty steps 2–3): returning the original undoes any `toJSON`, and the
  * original is then written as it is.
  */
-const original = function (this: any, key: string) {
+const original = function (this: Record<string, unknown>, key: string) {
   return this[key]
 }
 

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import type { CommandFunction } from '../../src/index'
 import { ENDPOINT, network, resetPage } from '../support/helpers'
+import { quietConsole } from '../support/console'
 
 const STUB = 'window.discoveryFeedback=typeof discoveryFeedback=="function"?discoveryFeedback:function(){(discoveryFeedback.q=discoveryFeedback.q||[]).push(arguments)};'
 const global = window as unknown as { discoveryFeedback?: any }
@@ -13,7 +14,7 @@ async function loadScript(dataset: Record<string, string> = {}) {
   Object.assign(script.dataset, dataset)
   Object.defineProperty(document, 'currentScript', { value: script, configurable: true })
   vi.resetModules()
-  await import('../../src/script')
+  await import('../../src/script-tags/tracker')
   Object.defineProperty(document, 'currentScript', { value: null, configurable: true })
   return global.discoveryFeedback as CommandFunction
 }
@@ -73,7 +74,7 @@ describe('script tag', () => {
 
   it('reports bad calls on the console and never throws into the page', async () => {
     network()
-    const consoleError = vi.spyOn(console, 'error').mockImplementation(() => {})
+    const consoleError = quietConsole()
     installStub()
     global.discoveryFeedback('nope', {})
     const discoveryFeedback = (await loadScript({ key: 'KEY', endpoint: ENDPOINT, autoViewPage: 'false', strict: 'true' })) as any
@@ -103,7 +104,7 @@ describe('script tag', () => {
     document.body.innerHTML = '<a id="tile" data-df-item-id="42" data-df-variant-id="421" data-df-rid="s-1"><b>Shoe</b></a>'
     const loadAddOn = async () => {
       vi.resetModules()
-      await import('../../src/declarative-script')
+      await import('../../src/script-tags/declarative')
     }
     await loadAddOn()
     document.querySelector('b')!.click()

@@ -4,7 +4,8 @@ import { dirname, join, relative } from 'node:path'
 import { describe, expect, it } from 'vitest'
 
 // README "How the code is laid out": each product imports shared/ and nothing of another
-// product, except that the client knows the tracker by its public type.
+// product, except that the client knows the tracker by its public type. The package's module
+// entries stand right above the products, the script tags' entries in script-tags/.
 const src = join(process.cwd(), 'src')
 const PRODUCTS = ['browser', 'client', 'server', 'shared']
 
@@ -23,16 +24,10 @@ function importsOf(file: string) {
 }
 
 describe('the source tree', () => {
-  it('has one folder per product and one for what they share, with the entries right above them', () => {
-    expect(readdirSync(src, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name).sort()).toEqual(PRODUCTS)
-    expect(readdirSync(src).filter((name) => name.endsWith('.ts')).sort()).toEqual([
-      'client-script.ts',
-      'client.ts',
-      'declarative-script.ts',
-      'index.ts',
-      'script.ts',
-      'server.ts'
-    ])
+  it('has one folder per product, one for what they share and one for the script tags, with the module entries right above them', () => {
+    expect(readdirSync(src, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name).sort()).toEqual([...PRODUCTS, 'script-tags'].sort())
+    expect(readdirSync(src).filter((name) => name.endsWith('.ts')).sort()).toEqual(['client.ts', 'index.ts', 'server.ts'])
+    expect(readdirSync(join(src, 'script-tags')).sort()).toEqual(['declarative.ts', 'discovery-client.ts', 'tracker.ts'])
   })
 
   it.each(PRODUCTS)('%s/ imports only itself and shared/ (the client: the tracker by its public type)', (product) => {

@@ -38,9 +38,9 @@ describe('pack', () => {
     const events = [click('1'), click('2'), click('3')]
     const bodies = pack(entries(events), 16384, () => {})
     expect(bodies).toHaveLength(1)
-    expect(JSON.parse(bodies[0][0])).toEqual(events)
-    expect(bodies[0][1].map((entry) => entry.event)).toEqual(events)
-    expect(bodies[0][2]).toBe(new TextEncoder().encode(bodies[0][0]).length)
+    expect(JSON.parse(bodies[0].body)).toEqual(events)
+    expect(bodies[0].entries.map((entry) => entry.event)).toEqual(events)
+    expect(bodies[0].bytes).toBe(new TextEncoder().encode(bodies[0].body).length)
   })
 
   it('splits a large batch into bodies that each stay within the limit, losing nothing', () => {
@@ -48,11 +48,11 @@ describe('pack', () => {
     for (const limit of [1000, 16384, 61440]) {
       const bodies = pack(entries(events), limit, () => {})
       expect(bodies.length).toBeGreaterThan(1)
-      for (const [body, , bytes] of bodies) {
+      for (const { body, bytes } of bodies) {
         expect(bytes).toBeGreaterThanOrEqual(new TextEncoder().encode(body).length)
         expect(bytes).toBeLessThanOrEqual(limit)
       }
-      const sent = bodies.flatMap(([body]) => JSON.parse(body) as Envelope[])
+      const sent = bodies.flatMap(({ body }) => JSON.parse(body) as Envelope[])
       expect(sent.map((event) => event.event_id)).toEqual(events.map((event) => event.event_id))
     }
   })
@@ -60,7 +60,7 @@ describe('pack', () => {
   it('fills bodies close to the limit', () => {
     const events = Array.from({ length: 500 }, (_, i) => click(String(i)))
     const bodies = pack(entries(events), 16384, () => {})
-    for (const [body] of bodies.slice(0, -1)) expect(body.length).toBeGreaterThan(16384 - JSON.stringify(events[0]).length - 2)
+    for (const { body } of bodies.slice(0, -1)) expect(body.length).toBeGreaterThan(16384 - JSON.stringify(events[0]).length - 2)
   })
 
   it('hands an event too large for any body to onTooLarge and sends the rest', () => {
@@ -68,7 +68,7 @@ describe('pack', () => {
     const tooLarge = vi.fn()
     const bodies = pack(entries([click('1'), huge, click('2')]), 1000, tooLarge)
     expect(tooLarge).toHaveBeenCalledWith(expect.objectContaining({ event: huge }))
-    expect(bodies.flatMap(([, members]) => members).map((entry) => entry.event.properties)).toEqual([
+    expect(bodies.flatMap(({ entries }) => entries).map((entry) => entry.event.properties)).toEqual([
       { item_id: '1', variant_item_id: '1' },
       { item_id: '2', variant_item_id: '2' }
     ])

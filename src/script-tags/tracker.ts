@@ -1,0 +1,34 @@
+import { createCommandFunction, type Call } from '../browser/command'
+import { optionsFromDataset } from '../browser/data-options'
+import { createTracker } from '../browser/tracker'
+import type { TrackerOptions } from '../browser/types'
+
+/*
+ * The tracker's script tag (dist/discovery-feedback.min.js). The page's stub (README "Script
+ * tag") queues calls in `discoveryFeedback.q` until this file runs. Here the command function
+ * takes the global name, the tracker is created from the script's own data-* attributes (or a
+ * queued 'init'), and every queued call is replayed in order. The queue's array is never
+ * patched: a page that kept a reference to the stub goes through the global name, now ours.
+ */
+
+/** What the page may hold under the global name: the stub, an earlier copy of ours, or anything else. */
+interface Stub {
+  q?: ArrayLike<ArrayLike<unknown>>
+  createTracker?: unknown
+}
+
+;(() => {
+  const page = window as Window & { discoveryFeedback?: unknown }
+  // Not a function: no stub, or an element whose id the browser exposes under that name.
+  const stub = (typeof page.discoveryFeedback == 'function' ? page.discoveryFeedback : {}) as Stub
+  // Loaded twice: the first copy owns the page, a second tracker would double every event.
+  if (stub.createTracker) return
+  const { discoveryFeedback, call } = createCommandFunction(createTracker)
+  page.discoveryFeedback = discoveryFeedback
+  // Without data-key the tracker waits for a queued or later 'init'.
+  const data = document.currentScript?.dataset
+  // The tracker checks that the endpoint is there too, as it checks any options.
+  if (data?.key) discoveryFeedback('init', optionsFromDataset(data) as TrackerOptions)
+  // Array.from with one argument only: Prototype.js replaces it with a version that takes no map function.
+  for (const args of Array.from(stub.q || [])) call(...(Array.from(args || []) as Call))
+})()
