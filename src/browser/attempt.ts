@@ -7,5 +7,7 @@
 export const attempt = <T>(work: () => T): T | undefined => {
   try {
     return work()
-  } catch {}
+  } catch {
+    return undefined
+  }
 }

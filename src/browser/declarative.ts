@@ -1,3 +1,4 @@
+import type { EventProperties } from '../shared/types'
 import type { Tracker } from './types'
 
 /*
@@ -41,13 +42,15 @@ export function trackDeclarative(tracker: Pick<Tracker, 'track'>): () => void {
     ] as const) {
       document.querySelectorAll<HTMLScriptElement>('script[type="application/json"][data-df-' + selector + ']:not([data-df-sent])').forEach((block) => {
         block.setAttribute('data-df-sent', '')
-        let data: any
+        let data: unknown
         try {
           data = JSON.parse(block.textContent || '')
         } catch {
-          data = 'not JSON' // the tracker reports it, naming the event
+          // The tracker reports it, naming the event.
+          data = 'not JSON'
         }
-        tracker.track(event, data)
+        // The page's data, as the page wrote it: the tracker's rules check it.
+        tracker.track(event, data as EventProperties[typeof event])
       })
     }
   }

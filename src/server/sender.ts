@@ -52,8 +52,11 @@ export function createServerTracker(options: ServerTrackerOptions): ServerTracke
 
   const report = (error: Error) => {
     try {
-      options.onError ? options.onError(error) : console.error(error.message)
-    } catch {}
+      if (options.onError) options.onError(error)
+      else console.error(error.message)
+    } catch {
+      // A failing handler must not turn one fault into two.
+    }
   }
   const drop = (count: number, reason: keyof typeof dropped, why: string) => {
     dropped[reason] += count

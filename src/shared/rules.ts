@@ -40,16 +40,16 @@ export const EVENT_NAMES = Object.keys(EVENTS) as EventName[]
 const USER: Schema = { uid: 'u?', sid: 'u?', email: 'r?', ip: 'r?', ua: 'r?', lang: 'a?' }
 
 const isString = (value: unknown): value is string => typeof value == 'string'
-const filled = (value: unknown) => isString(value) && value != ''
+const filled = (value: unknown): value is string => isString(value) && value != ''
 
-const KINDS: Record<string, [test: (value: any) => boolean, rule: string]> = {
+const KINDS: Record<string, [test: (value: unknown) => boolean, rule: string]> = {
   // Not null nor an array (described as one): SPEC's properties and line items are objects of named fields.
-  o: [(value) => value && describe(value) == 'object', 'an object'],
+  o: [(value) => !!value && describe(value) == 'object', 'an object'],
   s: [filled, 'a non-empty string'],
   r: [isString, 'a string'],
   n: [Number.isFinite, 'a finite number'],
-  i: [(value) => Number.isInteger(value) && value >= 0, 'a non-negative integer'],
-  q: [(value) => Number.isInteger(value) && value > 0, 'a positive integer'],
+  i: [(value) => Number.isInteger(value) && (value as number) >= 0, 'a non-negative integer'],
+  q: [(value) => Number.isInteger(value) && (value as number) > 0, 'a positive integer'],
   l: [Array.isArray, 'an array of line items'],
   // SPEC "User object": any non-empty string of at most 32 characters.
   u: [(value) => filled(value) && value.length <= 32, 'a string of 1 to 32 characters'],
@@ -71,7 +71,7 @@ function expectKind(event: string, name: string, kind: string, value: unknown) {
  * the fields it defines, or throws a FeedbackError naming the event, the field (after
  * `prefix`) and the rule.
  */
-export function check(event: string, schema: Schema, input: any, name: string, prefix = name + '.'): Record<string, unknown> {
+export function check(event: string, schema: Schema, input: unknown, name: string, prefix = name + '.'): Record<string, unknown> {
   expectKind(event, name, 'o', input)
   // Only the fields SPEC defines are copied: the caller may reuse or change its object after
   // the call, and the queued event must stay as it was when tracked.
@@ -79,7 +79,8 @@ export function check(event: string, schema: Schema, input: any, name: string, p
   // Own keys: a page that adds an enumerable property to Object.prototype must not add a field.
   for (const field of Object.keys(schema)) {
     const [kind, optional] = schema[field]
-    const value = input[field]
+    // An object, as checked above.
+    const value = (input as Record<string, unknown>)[field]
     const name = prefix + field
     if (value == null) {
       if (!optional) throw feedbackError(event, name, 'is required')

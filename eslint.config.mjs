@@ -1,0 +1,44 @@
+import js from '@eslint/js'
+import prettier from 'eslint-config-prettier'
+import { defineConfig } from 'eslint/config'
+import globals from 'globals'
+import tseslint from 'typescript-eslint'
+
+// Lint for what formatting cannot catch; Prettier (.prettierrc.json) owns the layout, and
+// eslint-config-prettier turns off the rules that would argue with it.
+export default defineConfig(
+  {
+    ignores: ['dist/', '**/node_modules/', 'bench/entries/', 'demo/data/', 'test/frameworks/', 'test/types/', 'coverage/']
+  },
+  js.configs.recommended,
+  tseslint.configs.recommended,
+  {
+    rules: {
+      // Constructs a reader has to decode: a comma expression, an assignment where a condition is read.
+      'no-sequences': ['error', { allowInParentheses: false }],
+      'no-cond-assign': ['error', 'always'],
+      'no-unused-vars': 'off',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true }]
+    }
+  },
+  {
+    // The library: no `any` on what it builds; `as any` is for tests poking at a page.
+    files: ['src/**/*.ts'],
+    languageOptions: { globals: globals.browser }
+  },
+  {
+    files: ['test/**/*.ts', 'test/**/*.mjs'],
+    languageOptions: { globals: { ...globals.node, ...globals.browser } },
+    rules: { '@typescript-eslint/no-explicit-any': 'off' }
+  },
+  {
+    files: ['**/*.mjs', 'bin/**/*.mjs', 'bench/**/*.mjs', 'demo/**/*.mjs', 'vitest.config.mjs', 'rollup.config.mjs'],
+    languageOptions: { globals: { ...globals.node } }
+  },
+  {
+    // The demo store's page scripts run in the browser, as classic scripts.
+    files: ['demo/store/**/*.js'],
+    languageOptions: { sourceType: 'script', globals: globals.browser }
+  },
+  prettier
+)
