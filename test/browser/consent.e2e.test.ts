@@ -2,7 +2,8 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { identityCookie } from '../../src/server'
-import { launch, leave, sleep, startCollector, startPages, STUB, waitFor } from '../support/harness'
+import { launch, leave, startCollector, startPages, STUB } from '../support/harness'
+import { sleep, waitFor } from '../support/wait'
 
 let browser: Browser
 let context: BrowserContext
@@ -63,7 +64,7 @@ describe('consent in Chromium', () => {
     expect(await traces(page)).toEqual({ cookies: [], storage: [] })
     const grantedAt = await page.evaluate(() => Date.now())
     await call(page, 'consent', 'granted')
-    await waitFor(() => collector.events().length == 3, 'the three waiting events')
+    await waitFor(() => collector.events().length == 3, 'the three waiting events', 10000)
     const events = collector.events()
     expect(events.map((event) => event.properties.item_id)).toEqual(['1', '2', '3'])
     events.forEach((event, i) => {
@@ -79,7 +80,7 @@ describe('consent in Chromium', () => {
     const page = await open('/withdraw')
     await call(page, 'click-item', { item_id: 'before', variant_item_id: 'v' })
     await call(page, 'flush')
-    await waitFor(() => collector.events().length == 1, 'the event before withdrawal')
+    await waitFor(() => collector.events().length == 1, 'the event before withdrawal', 10000)
     await call(page, 'click-item', { item_id: 'queued', variant_item_id: 'v' })
     await sleep(50)
     // The queued event is on disk, under a key of its own.
@@ -114,7 +115,7 @@ describe('consent in Chromium', () => {
     await call(page, 'reset')
     await call(page, 'click-item', { item_id: 'second', variant_item_id: 'v' })
     await leave(page)
-    await waitFor(() => collector.events().length == 2, 'both clicks')
+    await waitFor(() => collector.events().length == 2, 'both clicks', 10000)
     const [first, second] = collector.events()
     expect(first.user.email).toBe('first@example.com')
     expect(second.user.uid).not.toBe(first.user.uid)
@@ -131,7 +132,7 @@ describe('consent in Chromium', () => {
     const page = await open('/server-cookie')
     await call(page, 'click-item', { item_id: '1', variant_item_id: '1' })
     await leave(page)
-    await waitFor(() => collector.events().length == 1, 'the click')
+    await waitFor(() => collector.events().length == 1, 'the click', 10000)
     expect(given).toMatch(/^[\w-]{21}$/)
     expect(collector.events()[0].user.uid).toBe(given)
     // The next visit keeps it: the server renews what the browser sends back.

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { isolateEachTest, make, network, settle } from '../support/helpers'
+import { quietConsole } from '../support/console'
 
 const click = (item_id: string) => ({ item_id, variant_item_id: item_id })
 const ours = () => ({ cookies: document.cookie, storage: Object.keys(localStorage) })
@@ -39,7 +40,7 @@ describe('consent: pending', () => {
 
   it('keeps at most the outbox bound in memory while waiting', () => {
     network()
-    vi.spyOn(console, 'error').mockImplementation(() => {})
+    quietConsole()
     const tracker = make({ consent: 'pending', maxBatchEvents: 1e9 })
     for (let i = 0; i < 2010; i++) tracker.clickItem(click(String(i)))
     expect(tracker.stats()).toMatchObject({ queued: 2000, dropped: { overflow: 10 } })
@@ -50,7 +51,7 @@ describe('consent: denied', () => {
   it('stores and sends nothing, while bad calls are still reported', async () => {
     const net = network()
     const onError = vi.fn()
-    vi.spyOn(console, 'error').mockImplementation(() => {})
+    quietConsole()
     const tracker = make({ consent: 'denied', onError })
     tracker.clickItem(click('1'))
     tracker.clickItem({ item_id: 1 } as never)
@@ -86,7 +87,7 @@ describe('consent: denied', () => {
 
   it('reports a state it does not know', () => {
     const onError = vi.fn()
-    vi.spyOn(console, 'error').mockImplementation(() => {})
+    quietConsole()
     make({ onError }).consent('yes' as never)
     expect(onError.mock.calls[0][0].message).toBe('discovery-feedback: consent: state must be one of granted, pending, denied, got an unknown name')
   })

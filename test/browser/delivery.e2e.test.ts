@@ -1,7 +1,8 @@
 // @vitest-environment node
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { ids, launch, leave, sleep, startDemoCollector, startPages, STUB, waitFor, watch } from '../support/harness'
+import { ids, launch, leave, startDemoCollector, startPages, STUB, watch } from '../support/harness'
+import { sleep, waitFor } from '../support/wait'
 
 // Each scenario asserts the exact set of click-items the demo collector stored: nothing
 // missing, nothing twice.

@@ -1,7 +1,8 @@
 // @vitest-environment node
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ENGINES, FACTS, launchEngine, type Engine, type EnginePage } from '../support/engines'
-import { startServers, waitFor, type Servers } from '../support/harness'
+import { startServers, type Servers } from '../support/harness'
+import { waitFor } from '../support/wait'
 
 // The lifecycle facts engines.ts documents, checked in each engine: a page loads and evaluates;
 // a beacon and a fetch(keepalive) sent on pagehide reach the collector when the tab is closed and

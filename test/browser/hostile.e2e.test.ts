@@ -3,7 +3,8 @@ import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { validate } from '../../src/shared/rules'
 import type { Envelope } from '../../src/index'
-import { launch, leave, startServers, STUB, waitFor, watch, whenQuiet, type Servers } from '../support/harness'
+import { launch, leave, startServers, STUB, watch, whenQuiet, type Servers } from '../support/harness'
+import { waitFor } from '../support/wait'
 
 // Real shop pages: the built script tag on pages that change built-ins the way old shop
 // scripts do, in a sandboxed frame, next to a clashing element, and under an API fuzz.
@@ -89,7 +90,7 @@ describe('hostile pages in Chromium', () => {
     await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 50)))
     const stats = await page.evaluate(() => (window as any).discoveryFeedback.tracker.stats())
     await leave(page)
-    await waitFor(() => servers.collector.events().length >= 5, 'five events')
+    await waitFor(() => servers.collector.events().length >= 5, 'five events', 10000)
     await whenQuiet(() => servers.collector.requests.length)
 
     const events = servers.collector.events()
@@ -120,7 +121,7 @@ describe('hostile pages in Chromium', () => {
     // The frame's origin is opaque: reading document.cookie throws, as on the shop's widget.
     await page.waitForFunction('window.cookieAccess')
     expect(await page.evaluate('cookieAccess')).toBe('SecurityError')
-    await waitFor(() => servers.collector.events().length >= 2, 'both clicks')
+    await waitFor(() => servers.collector.events().length >= 2, 'both clicks', 10000)
     const [first, second] = servers.collector.events()
     expect([first.properties.item_id, second.properties.item_id]).toEqual(['1', '2'])
     expect(first.user.uid).toMatch(/^[\w-]{21}$/)
@@ -140,7 +141,7 @@ describe('hostile pages in Chromium', () => {
     await page.waitForFunction('discoveryFeedback.tracker')
     await page.evaluate(() => (window as any).discoveryFeedback('click-item', { item_id: '10', variant_item_id: '101' }))
     await leave(page)
-    await waitFor(() => servers.collector.events().length >= 2, 'both clicks')
+    await waitFor(() => servers.collector.events().length >= 2, 'both clicks', 10000)
     expect(servers.collector.events().map((event) => event.properties.item_id)).toEqual(['9', '10'])
     expect(seen.pageErrors).toEqual([])
   })

@@ -1,7 +1,8 @@
 // @vitest-environment node
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { ENGINES, FACTS, launchEngine, type Engine, type EnginePage } from '../support/engines'
-import { ids, sleep, startDemoCollector, startPages, STUB, waitFor, whenQuiet } from '../support/harness'
+import { ids, startDemoCollector, startPages, STUB, whenQuiet } from '../support/harness'
+import { sleep, waitFor } from '../support/wait'
 
 // The page lifecycle in Chromium, Firefox ESR and WebKitGTK alike, through the built script tag
 // and the reference collector (demo/collector.mjs). Each scenario asserts the exact set of
@@ -175,14 +176,14 @@ describe.each(ENGINES)('lifecycle in %s', (name) => {
   const restoredByEngine = FACTS[name].bfcache
   it(`6. ${restoredByEngine ? 'restored from' : 'not restored from'} the back/forward cache: a second view-page, clicks after it once`, async () => {
     const page = await open('/viewed')
-    await waitFor(() => collector.stored().some((event) => event.event == 'view-page'), 'the first view-page')
+    await waitFor(() => collector.stored().some((event) => event.event == 'view-page'), 'the first view-page', 10000)
     await page.click('#next')
     await page.waitForFunction('location.pathname == "/next" && document.readyState == "complete"')
     await page.back()
     await page.waitForFunction('location.pathname == "/viewed" && window.discoveryFeedback && discoveryFeedback.tracker')
     const restored = restoredByEngine ? [false, true] : [false]
     expect(await page.evaluate('shows'), 'pageshow persisted (restored from the back/forward cache)').toEqual(restored)
-    await waitFor(() => collector.stored().filter((event) => event.event == 'view-page').length >= 2, 'a second view-page')
+    await waitFor(() => collector.stored().filter((event) => event.event == 'view-page').length >= 2, 'a second view-page', 10000)
     await clicks(page, 'restored', 5)
     await page.close()
     await expectStored(ids('restored', 5))

@@ -1,7 +1,8 @@
 // @vitest-environment node
 import type { Browser, BrowserContext } from 'playwright-core'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { launch, startServers, STUB, waitFor, whenQuiet, type Servers } from '../support/harness'
+import { launch, startServers, STUB, whenQuiet, type Servers } from '../support/harness'
+import { waitFor } from '../support/wait'
 
 // Pages a shopper leaves at once, and a device whose clock is years off: the page's view and
 // the shopper's uid must survive both. Real Chromium, the built script tag, a collector on
@@ -98,7 +99,7 @@ describe('a device clock set ten years behind', () => {
     const page = await context.newPage()
     for (const n of ['1', '2', '3']) await page.goto(servers.origin + '/behind?n=' + n)
     await page.goto('about:blank')
-    await waitFor(() => servers.collector.events().length >= 3, 'three clicks')
+    await waitFor(() => servers.collector.events().length >= 3, 'three clicks', 10000)
     await whenQuiet(() => servers.collector.requests.length)
     const clicks = servers.collector.events()
     expect(clicks.map((event) => event.properties.item_id).sort()).toEqual(['1', '2', '3'])

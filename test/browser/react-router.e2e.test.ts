@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os'
 import { extname, join } from 'node:path'
 import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { launch, leave, startCollector, waitFor, watch } from '../support/harness'
+import { launch, leave, startCollector, watch } from '../support/harness'
+import { waitFor } from '../support/wait'
 
 /*
  * README's Vite + React Router recipe, built by Vite as a shop would build it (the package
@@ -70,7 +71,7 @@ describe('Vite + React Router, in Chromium', () => {
     await page.waitForURL(origin + '/')
     await leave(page)
     const views = () => collector.events().filter((event) => event.event == 'view-page')
-    await waitFor(() => views().length >= 5 && collector.events().some((event) => event.event == 'click-item'), 'the walk')
+    await waitFor(() => views().length >= 5 && collector.events().some((event) => event.event == 'click-item'), 'the walk', 10000)
     const path = (url: string) => (url ? new URL(url).pathname : '')
     expect(views().map((view: any) => [path(view.properties.url), path(view.properties.ref)])).toEqual([
       ['/', ''],

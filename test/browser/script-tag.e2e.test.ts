@@ -2,7 +2,8 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { describe, it, expect, beforeAll, afterAll, beforeEach, afterEach } from 'vitest'
 import type { Envelope } from '../../src/index'
-import { bfcacheBlockers, IMPORT_MAP, launch, leave, startServers, STUB, waitFor, watch, whenQuiet, type Servers } from '../support/harness'
+import { bfcacheBlockers, IMPORT_MAP, launch, leave, startServers, STUB, watch, whenQuiet, type Servers } from '../support/harness'
+import { waitFor } from '../support/wait'
 
 // Every test runs the built files in real Chromium, on a page server whose origin differs from
 // the collector's, and proves delivery by what the collector received.
@@ -56,7 +57,7 @@ const ready = (page: Page, global = 'discoveryFeedback.tracker') =>
 /** Leaves the page for real, then waits for `count` events and for the network to go quiet. */
 const leaveAndCollect = async (page: Page, count: number, what: string) => {
   await leave(page)
-  await waitFor(() => delivered().length >= count, what)
+  await waitFor(() => delivered().length >= count, what, 10000)
   await whenQuiet(requestCount)
   return delivered()
 }
@@ -352,7 +353,7 @@ describe('script tag in Chromium', () => {
     await ready(page)
     const blockers = await bfcacheBlockers(page)
     await page.goto(servers.origin + '/b')
-    await waitFor(() => delivered().length == 1, 'the first view-page, sent on leaving A')
+    await waitFor(() => delivered().length == 1, 'the first view-page, sent on leaving A', 10000)
     const first = delivered()[0]
     // A restored page fires no load event: wait for the commit only.
     await page.goBack({ waitUntil: 'commit' })

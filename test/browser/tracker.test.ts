@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest'
 import { createTracker } from '../../src/browser/tracker'
 import { ENDPOINT, isolateEachTest, make, network, setVisibility, settle } from '../support/helpers'
+import { quietConsole } from '../support/console'
 
 const click = { rid: 's-1', item_id: '42', variant_item_id: '421' }
 
@@ -111,7 +112,7 @@ describe('createTracker', () => {
 
   it('sends neither when add-to-cart is invalid', () => {
     const net = network()
-    vi.spyOn(console, 'error').mockImplementation(() => {})
+    quietConsole()
     const tracker = make()
     tracker.addToCart({ item_id: '42', variant_item_id: '421', quantity: 0, rid: 'r-1' })
     tracker.flush()
@@ -121,7 +122,7 @@ describe('createTracker', () => {
   it('reports a bad call to onError and the console, never throws, and keeps working', () => {
     const net = network()
     const onError = vi.fn()
-    const consoleError = vi.spyOn(console, 'error').mockImplementation(() => {})
+    const consoleError = quietConsole()
     const tracker = make({ onError })
     const t = tracker as any
     expect(() => {
@@ -149,7 +150,7 @@ describe('createTracker', () => {
   })
 
   it('survives an onError handler that throws', () => {
-    vi.spyOn(console, 'error').mockImplementation(() => {})
+    quietConsole()
     const tracker = make({
       onError: () => {
         throw new Error('handler bug')
@@ -172,7 +173,7 @@ describe('createTracker', () => {
   ])('reports bad options %o at creation, then refuses calls with the same message', (options, message) => {
     network()
     const onError = vi.fn()
-    vi.spyOn(console, 'error').mockImplementation(() => {})
+    quietConsole()
     const tracker = createTracker({ ...(options as any), onError, autoViewPage: false })
     expect(onError).toHaveBeenCalledTimes(1)
     expect(onError.mock.calls[0][0].message).toContain(message)
@@ -223,7 +224,7 @@ describe('createTracker', () => {
   it('refuses calls after destroy() and flushes what was queued', () => {
     const net = network()
     const onError = vi.fn()
-    vi.spyOn(console, 'error').mockImplementation(() => {})
+    quietConsole()
     const tracker = make({ onError })
     tracker.clickItem(click)
     tracker.destroy()

@@ -3,7 +3,8 @@ import { createServer, type Server } from 'node:http'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, it } from 'vitest'
 import type { Envelope } from '../../src/index'
-import { launch, leave, sleep, startDemoCollector, startPages, startServers, STUB, waitFor, watch, whenQuiet, type Servers } from '../support/harness'
+import { launch, leave, startDemoCollector, startPages, startServers, STUB, watch, whenQuiet, type Servers } from '../support/harness'
+import { sleep, waitFor } from '../support/wait'
 
 /*
  * What reaches the wire in real Chromium: how many envelopes a collector receives per tracked
@@ -324,7 +325,7 @@ describe('a collector that fails the exit beacon only', () => {
       const before = collector.posts()
       collector.set(503)
       await leave(page)
-      await waitFor(() => collector.posts() > before, 'the exit beacon')
+      await waitFor(() => collector.posts() > before, 'the exit beacon', 10000)
       collector.set('up')
       const failedBeacons = collector.posts() - before
       await page.goto(pages.origin + '/fault/b')

@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 // @ts-expect-error plain ES module without types
 import { startDemo } from '../../demo/server.mjs'
 import type { Envelope } from '../../src/index'
-import { launch, leave, sleep, startCollector, startPages, waitFor, watch } from '../support/harness'
+import { launch, leave, startCollector, startPages, watch } from '../support/harness'
+import { sleep, waitFor } from '../support/wait'
 
 let browser: Browser
 let context: BrowserContext
@@ -47,7 +48,7 @@ describe('rids flow from responses into clicks, in Chromium', () => {
     await page.click(`#results a[data-df-item-id="${secondAnswer.items[0].id}"]`)
     await page.waitForURL(/\/product\//)
     await leave(page)
-    await waitFor(() => stored().some((event) => event.event == 'click-item'), 'the click-item')
+    await waitFor(() => stored().some((event) => event.event == 'click-item'), 'the click-item', 10000)
     await sleep(300)
     const suggestion = stored().find((event) => event.event == 'click-suggestion')!
     const click = stored().find((event) => event.event == 'click-item')!
@@ -65,7 +66,7 @@ describe('rids flow from responses into clicks, in Chromium', () => {
     await page.click(`#also-viewed a[data-df-item-id="${items[0].id}"]`)
     await page.waitForURL(new RegExp('/product/' + items[0].id))
     await leave(page)
-    await waitFor(() => stored().some((event) => event.event == 'click-item' && event.properties.item_id == items[0].id), 'the shelf click')
+    await waitFor(() => stored().some((event) => event.event == 'click-item' && event.properties.item_id == items[0].id), 'the shelf click', 10000)
     const click = stored().find((event) => event.event == 'click-item' && event.properties.item_id == items[0].id)!
     expect(meta.rid).toMatch(/^r-/)
     expect(click.properties).toEqual({ item_id: items[0].id, variant_item_id: items[0].variants_ids[0], rid: meta.rid })
@@ -99,7 +100,7 @@ describe('recommendation stores in Chromium', () => {
     await page.click(`#also-bought a[data-df-item-id="${item.id}"]`)
     await page.waitForURL(new RegExp('/product/' + item.id))
     await leave(page)
-    await waitFor(() => stored().some((event) => event.event == 'click-item' && event.properties.item_id == item.id), 'the shelf click')
+    await waitFor(() => stored().some((event) => event.event == 'click-item' && event.properties.item_id == item.id), 'the shelf click', 10000)
     const click = stored().find((event) => event.event == 'click-item' && event.properties.item_id == item.id)!
     expect(meta.rid).toMatch(/^r-/)
     expect(click.properties).toEqual({ item_id: item.id, variant_item_id: item.variants_ids[0], rid: meta.rid })
@@ -153,7 +154,7 @@ describe('declarative tracking in Chromium', () => {
       df('add-to-cart', { item_id: '6', variant_item_id: '61', quantity: 1, rid: 's-shelf' })
     }, order)
     await leave(page)
-    await waitFor(() => collector.events().length >= 8, 'eight events')
+    await waitFor(() => collector.events().length >= 8, 'eight events', 10000)
     const events = collector.events().map((event) => [event.event, event.properties])
     expect(events).toHaveLength(8)
     const declarative = events.slice(0, 4)

@@ -3,63 +3,78 @@ import { createServer } from 'node:net'
 import type { Browser as PlaywrightBrowser } from 'playwright-core'
 import puppeteer, { type Browser as PuppeteerBrowser, type Page as PuppeteerPage } from 'puppeteer-core'
 import { launch } from './harness'
+import { sleep } from './wait'
 
 /*
- * One small driver layer over three engines, so that a lifecycle test body runs in each:
+ * This module is one small driver layer over three browser engines, so that a lifecycle test
+ * body can run in each of them.
  *
- *   chromium  Debian's Chromium through playwright-core and harness.ts's `launch()`.
- *   firefox   Debian's Firefox ESR through puppeteer-core over WebDriver BiDi, headless.
- *   webkit    Debian's WebKitGTK: MiniBrowser --automation behind WebKitWebDriver (classic W3C
- *             WebDriver over HTTP, driven here with plain fetch), on an Xvfb display that the
- *             engine starts (MiniBrowser has no headless mode).
+ * Chromium is Debian's Chromium, driven through playwright-core and the launch() of harness.ts.
+ * Firefox is Debian's Firefox ESR, driven headless through puppeteer-core over WebDriver BiDi.
+ * WebKit is Debian's WebKitGTK: MiniBrowser --automation behind WebKitWebDriver, which speaks
+ * classic W3C WebDriver over HTTP and is driven here with plain fetch. MiniBrowser has no
+ * headless mode, so it runs on an Xvfb display that the engine starts.
  *
- * No browser is downloaded: Playwright's and Puppeteer's own builds are never used.
+ * No browser is downloaded. Playwright's and Puppeteer's own builds are never used.
  *
- * Measured on this machine (Chromium 156, Firefox ESR 153.7, WebKitGTK 2.50.6); engines.test.ts
- * asserts the lifecycle facts per engine (see FACTS):
+ * The facts below were measured on this machine with Chromium 156, Firefox ESR 153.7 and
+ * WebKitGTK 2.50.6. The lifecycle facts are recorded per engine in FACTS, and
+ * engines.e2e.test.ts asserts them.
  *
- * - Closing the tab (EnginePage.close) fires pagehide (persisted=false) in all three, and both a
- *   sendBeacon and a fetch(keepalive) sent from it reach a loopback collector, typically within
- *   20–160 ms. Chromium: Playwright's page.close() (CDP Target.closeTarget) runs pagehide with
- *   or without runBeforeUnload. Firefox: BiDi browsingContext.close with promptUnload false runs
- *   it. WebKit: W3C Close Window runs it. Even tearing the context / session / driver down at
- *   once lost nothing in 5 of 5 tries per engine; still, that teardown waits TEARDOWN_GRACE_MS
- *   in the background, and Engine.close() waits for it.
- * - Leaving by a link click fires pagehide, and the beacon and the keepalive fetch arrive, in all
- *   three. The click is a real one everywhere (Playwright's mouse, BiDi input.performActions,
- *   WebDriver Element Click): event.isTrusted is true.
- * - Back/forward cache: after a click to another URL of the origin, back restores the page from
- *   the cache (pagehide had persisted=true, then pageshow with persisted=true, same document) in
- *   all three: Chromium because launch() drops Playwright's --disable-back-forward-cache,
- *   Firefox and WebKit by default. Firefox caveat: puppeteer's goBack() waits for a BiDi
- *   navigation event that a cache restore never sends (it times out), and its next goto() then
- *   hangs on stale state; so this layer navigates and traverses history with the raw BiDi
- *   commands (bidiContext below).
- * - Isolation: every newPage() starts with no cookies, no localStorage and no HTTP cache of
- *   earlier pages (measured for each). Chromium: a new Playwright context per page. Firefox: a
- *   new BiDi user context per page; the profile (a fresh temporary one per launch, deleted on
- *   close) and its preferences are shared by the pages of one launch. WebKit: a new
- *   WebKitWebDriver and session per page, i.e. a new MiniBrowser process with an ephemeral data
- *   store; pages share only the Xvfb display.
- * - Page errors: Chromium (Playwright 'pageerror') and Firefox (BiDi log.entryAdded, puppeteer
- *   'pageerror') report uncaught errors: thrown synchronously, from a timer, unhandled
- *   rejections. WebKit reports none: Debian's WebKitWebDriver 2.50 has no BiDi (a webSocketUrl
- *   capability fails to match) and no log endpoint, and MiniBrowser's
- *   --enable-write-console-messages-to-stdout prints nothing for ephemeral sessions, which
- *   automation sessions are. webkit's pageErrors stays empty: it does not mean "no errors".
- * - Launch: Chromium ≈0.2–0.5 s; Firefox ≈3–4 s (profile and BiDi start-up), then ≈0.2 s per
- *   page; WebKit ≈0.1–0.3 s (Xvfb), then ≈0.6–1.5 s per page (driver, session, MiniBrowser).
- *   On a loaded 2-core machine, twice that.
- * - Processes: Chromium exits by itself when Playwright's pipe closes. Firefox outlives a lost
- *   BiDi connection and Xvfb / WebKitWebDriver / MiniBrowser outlive this process, so their
- *   process groups are owned here (see own()) and end even if the test process is killed.
+ * Closing the tab with EnginePage.close fires pagehide with persisted=false in all three
+ * engines. Both a sendBeacon and a fetch with keepalive sent from that pagehide reach a loopback
+ * collector, typically within 20 to 160 ms. In Chromium, Playwright's page.close() (CDP
+ * Target.closeTarget) runs pagehide with or without runBeforeUnload. In Firefox, BiDi
+ * browsingContext.close with promptUnload false runs it. In WebKit, W3C Close Window runs it.
+ * Tearing down the context, session or driver at once lost nothing in 5 of 5 tries per engine.
+ * Even so, that teardown waits TEARDOWN_GRACE_MS in the background, and Engine.close() waits for
+ * it.
+ *
+ * Leaving by a link click fires pagehide in all three engines, and the beacon and the keepalive
+ * fetch arrive. The click is a real one everywhere (Playwright's mouse, BiDi
+ * input.performActions, WebDriver Element Click), so event.isTrusted is true.
+ *
+ * After a click to another URL of the same origin, going back restores the page from the
+ * back/forward cache in all three engines. The pagehide had persisted=true, the pageshow has
+ * persisted=true, and the document is the same. Chromium does this because launch() drops
+ * Playwright's --disable-back-forward-cache flag, and Firefox and WebKit do it by default. In
+ * Firefox, puppeteer's goBack() waits for a BiDi navigation event that a cache restore never
+ * sends, so it times out, and its next goto() then hangs on stale state. This layer therefore
+ * navigates and traverses history with the raw BiDi commands (see bidiContext below).
+ *
+ * Every newPage() starts with no cookies, no localStorage and no HTTP cache of earlier pages, as
+ * measured for each engine. Chromium gets a new Playwright context per page. Firefox gets a new
+ * BiDi user context per page, while the pages of one launch share the profile and its
+ * preferences; the profile is a fresh temporary one per launch and is deleted on close. WebKit
+ * gets a new WebKitWebDriver and session per page, which means a new MiniBrowser process with an
+ * ephemeral data store, and the pages share only the Xvfb display.
+ *
+ * Chromium (through Playwright's 'pageerror') and Firefox (through BiDi log.entryAdded and
+ * puppeteer's 'pageerror') report uncaught errors: errors thrown synchronously, errors thrown
+ * from a timer, and unhandled rejections. WebKit reports none. Debian's WebKitWebDriver 2.50 has
+ * no BiDi (a webSocketUrl capability fails to match) and no log endpoint, and MiniBrowser's
+ * --enable-write-console-messages-to-stdout prints nothing for ephemeral sessions, which
+ * automation sessions are. An empty pageErrors in webkit therefore does not mean that there
+ * were no errors.
+ *
+ * Chromium launches in about 0.2 to 0.5 s. Firefox takes about 3 to 4 s for the profile and the
+ * BiDi start-up, then about 0.2 s per page. WebKit takes about 0.1 to 0.3 s for Xvfb, then about
+ * 0.6 to 1.5 s per page for the driver, the session and MiniBrowser. On a loaded machine with
+ * two cores, each takes about twice as long.
+ *
+ * Chromium exits by itself when Playwright's pipe closes. Firefox outlives a lost BiDi
+ * connection, and Xvfb, WebKitWebDriver and MiniBrowser outlive this process. Their process
+ * groups are therefore owned here (see own()), and they end even if the test process is killed.
  */
 
 export type EngineName = 'chromium' | 'firefox' | 'webkit'
 
 export const ENGINES: EngineName[] = ['chromium', 'firefox', 'webkit']
 
-/** What each engine was measured to do (see the comment above); engines.test.ts asserts it. */
+/**
+ * This records what each engine was measured to do (see the comment above).
+ * engines.e2e.test.ts asserts it.
+ */
 export const FACTS: Record<EngineName, { bfcache: boolean; pageErrors: boolean }> = {
   chromium: { bfcache: true, pageErrors: true },
   firefox: { bfcache: true, pageErrors: true },
@@ -75,33 +90,33 @@ export interface EnginePage {
    * identically in every engine (undefined stays undefined).
    */
   evaluate<T = unknown>(expression: string): Promise<T>
-  /** Polls the expression until it is truthy, across navigations; fails after timeoutMs. */
+  /** Polls the expression until it is truthy, across navigations. It fails after timeoutMs. */
   waitForFunction(expression: string, timeoutMs?: number): Promise<void>
   /**
-   * A real user click on the first element matching the CSS selector. A click that starts a
-   * navigation may return before or after it commits, depending on the engine: follow it with
-   * waitForFunction.
+   * Clicks the first element that matches the CSS selector, as a real user would. A click that
+   * starts a navigation may return before or after the navigation commits, depending on the
+   * engine, so follow it with waitForFunction.
    */
   click(selector: string): Promise<void>
-  /** History back; resolves once the previous entry is the current document and loaded. */
+  /** Goes back in history. It resolves once the previous entry is the current document and has loaded. */
   back(): Promise<void>
   /**
-   * Closes the tab as a user would: pagehide fires, and what the page sends from it may go.
-   * The context, session or driver behind the page is torn down later (TEARDOWN_GRACE_MS).
+   * Closes the tab as a user would. Pagehide fires, and what the page sends from it may still go
+   * out. The context, session or driver behind the page is torn down TEARDOWN_GRACE_MS later.
    */
   close(): Promise<void>
-  /** Uncaught errors seen so far; always empty in webkit (see FACTS). */
+  /** These are the uncaught errors seen so far. The list is always empty in webkit (see FACTS). */
   readonly pageErrors: string[]
 }
 
 export interface Engine {
   readonly name: EngineName
   newPage(): Promise<EnginePage>
-  /** Closes every page and process of this engine; safe to call twice, and after a failure. */
+  /** Closes every page and process of this engine. It is safe to call twice, and after a failure. */
   close(): Promise<void>
 }
 
-/** How long a closed page's context / session / driver stays up so that beacons can go. */
+/** This is how long a closed page's context, session or driver stays up, so that its beacons can go. */
 export const TEARDOWN_GRACE_MS = 500
 
 export async function launchEngine(name: EngineName): Promise<Engine> {
@@ -111,14 +126,15 @@ export async function launchEngine(name: EngineName): Promise<Engine> {
   throw new Error('unknown engine ' + name)
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-
-/** The expression, awaited, as JSON text (or undefined): the same wire shape in every engine. */
+/**
+ * Wraps the expression so that its awaited value comes back as JSON text (or undefined), the same
+ * way in every engine.
+ */
 const asJson = (expression: string) => `(async () => (\n${expression}\n))().then((value) => JSON.stringify(value))`
 
 const parse = <T>(json: unknown): T => (typeof json == 'string' ? JSON.parse(json) : undefined) as T
 
-/** waitForFunction over evaluate: an evaluation that fails mid-navigation is simply retried. */
+/** Implements waitForFunction with evaluate. An evaluation that fails mid-navigation is retried. */
 async function poll(evaluate: (expression: string) => Promise<unknown>, expression: string, timeoutMs = 10000) {
   const end = Date.now() + timeoutMs
   let last: unknown
@@ -138,8 +154,8 @@ async function poll(evaluate: (expression: string) => Promise<unknown>, expressi
 }
 
 /**
- * Teardowns that a closed page left running in the background; the engine's close() waits for
- * them, so no process outlives the engine.
+ * Keeps track of the teardowns that closed pages left running in the background. The engine's
+ * close() waits for them, so that no process outlives the engine.
  */
 function teardowns() {
   const pending = new Set<Promise<void>>()
@@ -179,15 +195,15 @@ async function launchChromium(): Promise<Engine> {
         waitForFunction: (expression, timeoutMs) => poll(evaluate, expression, timeoutMs),
         click: (selector) => page.click(selector),
         async back() {
-          // A cache restore fires no load event: wait for the commit, then for the document.
+          // A cache restore fires no load event, so wait for the commit and then for the document.
           await page.goBack({ waitUntil: 'commit' })
           await poll(evaluate, 'document.readyState == "complete"')
         },
         async close() {
           if (closed) return
           closed = true
-          // Without runBeforeUnload (Playwright's default) no beforeunload prompt can keep the
-          // tab open; pagehide and unload still run (measured).
+          // Without runBeforeUnload, which is Playwright's default, no beforeunload prompt can keep
+          // the tab open. Pagehide and unload still run, as measured.
           await page.close()
           background.later(() => context.close())
         }
@@ -203,12 +219,13 @@ async function launchChromium(): Promise<Engine> {
 // ---------------------------------------------------------------- processes
 
 /**
- * Process groups this module owns: Firefox (spawned by puppeteer), Xvfb, and per WebKit page a
- * WebKitWebDriver with its MiniBrowser and WebKit's helper processes. Each is spawned detached, i.e. as the leader of its own group, so one
- * signal to the group ends it all. If the test process goes without closing the engine, two
- * things still end the groups: an exit handler (a normal exit), and for each group a small
- * watchdog shell that polls this process and kills the group once it is gone (a worker killed
- * by a signal, a crash). Closing the engine ends the groups and their watchdogs.
+ * These are the process groups that this module owns: Firefox (spawned by puppeteer), Xvfb, and
+ * for each WebKit page a WebKitWebDriver with its MiniBrowser and WebKit's helper processes. Each
+ * is spawned detached, which makes it the leader of its own group, so one signal to the group
+ * ends all of it. If the test process goes away without closing the engine, two things still
+ * end the groups. An exit handler covers a normal exit. For each group, a small watchdog shell
+ * polls this process and kills the group once the process is gone, which covers a worker killed
+ * by a signal or a crash. Closing the engine ends the groups and their watchdogs.
  */
 const groups = new Map<number, ChildProcess>()
 let exitHook = false
@@ -233,7 +250,7 @@ function own(child: ChildProcess) {
   }
 }
 
-/** Ends a process group: SIGTERM, then SIGKILL if the leader is still there after a while. */
+/** Ends a process group with SIGTERM, then with SIGKILL if the leader is still there after `grace` ms. */
 async function endGroup(child: ChildProcess, grace = 2000) {
   const signal = (name: NodeJS.Signals) => {
     try {
@@ -244,12 +261,13 @@ async function endGroup(child: ChildProcess, grace = 2000) {
   if (running) {
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
     signal('SIGTERM')
-    if (!(await Promise.race([exited.then(() => true), sleep(grace).then(() => false)]))) {
+    const exitedInTime = await Promise.race([exited.then(() => true), sleep(grace).then(() => false)])
+    if (!exitedInTime) {
       signal('SIGKILL')
       await exited
     }
   }
-  // Whatever the leader left in its group (MiniBrowser, WebKit's helpers) goes too.
+  // Whatever the leader left in its group, such as MiniBrowser and WebKit's helpers, goes too.
   signal('SIGKILL')
   groups.get(child.pid!)?.kill('SIGKILL')
   groups.delete(child.pid!)
@@ -258,9 +276,9 @@ async function endGroup(child: ChildProcess, grace = 2000) {
 // ---------------------------------------------------------------- firefox
 
 /**
- * The BiDi browsing context behind a puppeteer page: not public API, but the only way to
- * navigate and traverse history without puppeteer's navigation tracking, which a
- * back/forward-cache restore leaves stale (puppeteer-core is pinned, so this cannot move).
+ * Gives the BiDi browsing context behind a puppeteer page. It is not public API, but it is the
+ * only way to navigate and traverse history without puppeteer's navigation tracking, which a
+ * back/forward cache restore leaves stale. puppeteer-core is pinned, so this cannot move.
  */
 interface BidiContext {
   navigate(url: string, wait: 'none' | 'interactive' | 'complete'): Promise<void>
@@ -274,32 +292,32 @@ const bidiContext = (page: PuppeteerPage): BidiContext => {
 }
 
 async function launchFirefox(): Promise<Engine> {
-  // No userDataDir: puppeteer makes a fresh temporary profile and deletes it on close.
+  // Without a userDataDir, puppeteer makes a fresh temporary profile and deletes it on close.
   const browser: PuppeteerBrowser = await puppeteer.launch({
     browser: 'firefox',
     executablePath: '/usr/bin/firefox-esr',
     headless: true,
     protocolTimeout: 30000,
-    // Background services that puppeteer's test prefs leave on and that would reach for the
-    // network. Otherwise the profile keeps Firefox's own cookie behaviour (Total Cookie
-    // Protection): puppeteer's prefs turn the content-blocking category to "custom" without
-    // touching network.cookie.cookieBehavior (checked in the profile's prefs.js).
+    // These turn off background services that puppeteer's test prefs leave on and that would
+    // reach for the network. Otherwise the profile keeps Firefox's own cookie behaviour (Total
+    // Cookie Protection). Puppeteer's prefs set the content-blocking category to "custom" without
+    // touching network.cookie.cookieBehavior, as checked in the profile's prefs.js.
     extraPrefsFirefox: {
       'network.captive-portal-service.enabled': false,
       'network.connectivity-service.enabled': false,
       'browser.safebrowsing.update.enabled': false
     }
   })
-  // puppeteer spawns Firefox as the leader of its own group; owning that group ends Firefox
-  // even when this process dies without closing the engine (Firefox, unlike Chromium on
-  // Playwright's pipe, outlives a lost WebDriver BiDi connection).
+  // Puppeteer spawns Firefox as the leader of its own group. Owning that group ends Firefox even
+  // when this process dies without closing the engine. Unlike Chromium on Playwright's pipe,
+  // Firefox outlives a lost WebDriver BiDi connection.
   const firefox = browser.process()
   if (firefox) own(firefox)
   const background = teardowns()
   return {
     name: 'firefox',
     async newPage() {
-      // A BiDi user context per page: cookies and storage of earlier pages are not seen.
+      // Each page gets its own BiDi user context, so it sees no cookies or storage of earlier pages.
       const context = await browser.createBrowserContext()
       const page = await context.newPage()
       page.setDefaultTimeout(30000)
@@ -315,7 +333,7 @@ async function launchFirefox(): Promise<Engine> {
         waitForFunction: (expression, timeoutMs) => poll(evaluate, expression, timeoutMs),
         click: (selector) => page.click(selector),
         async back() {
-          // A document is told apart by its timeOrigin (a restored page keeps its own).
+          // A document is told apart by its timeOrigin. A restored page keeps its own.
           const before = await evaluate<string>('location.href + " " + performance.timeOrigin')
           await bidi.traverseHistory(-1)
           await poll(
@@ -326,7 +344,7 @@ async function launchFirefox(): Promise<Engine> {
         async close() {
           if (closed) return
           closed = true
-          // browsingContext.close with promptUnload false: pagehide and unload still run.
+          // This is browsingContext.close with promptUnload false. Pagehide and unload still run.
           await page.close()
           background.later(() => context.close())
         }
@@ -354,7 +372,7 @@ const freePort = () =>
     })
   })
 
-/** Xvfb on the first free display: -displayfd makes it pick one and say which, once ready. */
+/** Starts Xvfb on the first free display. With -displayfd it picks one and says which, once it is ready. */
 async function startXvfb() {
   const xvfb = spawn('Xvfb', ['-displayfd', '3', '-screen', '0', '1280x800x24', '-nolisten', 'tcp'], {
     detached: true,
@@ -362,7 +380,9 @@ async function startXvfb() {
   })
   own(xvfb)
   let stderr = ''
-  xvfb.stderr!.on('data', (chunk) => (stderr += chunk))
+  xvfb.stderr!.on('data', (chunk) => {
+    stderr += chunk
+  })
   try {
     const display = await new Promise<string>((resolve, reject) => {
       let text = ''
@@ -382,7 +402,7 @@ async function startXvfb() {
   }
 }
 
-/** One WebKitWebDriver on a free port (retried if another process took the port meanwhile). */
+/** Starts one WebKitWebDriver on a free port. It retries if another process took the port meanwhile. */
 async function startDriver(display: string) {
   for (let attempt = 0; ; attempt++) {
     const port = await freePort()
@@ -393,7 +413,9 @@ async function startDriver(display: string) {
     })
     own(driver)
     let stderr = ''
-    driver.stderr!.on('data', (chunk) => (stderr += chunk))
+    driver.stderr!.on('data', (chunk) => {
+      stderr += chunk
+    })
     const base = `http://127.0.0.1:${port}`
     const end = Date.now() + 10000
     while (driver.exitCode == null && driver.signalCode == null && Date.now() < end) {
@@ -408,7 +430,7 @@ async function startDriver(display: string) {
   }
 }
 
-/** One W3C WebDriver command; a WebDriver error becomes a thrown Error. */
+/** Sends one W3C WebDriver command. A WebDriver error becomes a thrown Error. */
 async function command<T = unknown>(base: string, method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown, timeoutMs = 60000) {
   const response = await fetch(base + path, {
     method,
@@ -435,8 +457,9 @@ async function launchWebkit(): Promise<Engine> {
     name: 'webkit',
     async newPage() {
       if (closed) throw new Error('webkit engine is closed')
-      // A driver per page: a WebKitWebDriver holds one session at a time (a second one fails
-      // with "Maximum number of active sessions"), and its group ends that page's MiniBrowser.
+      // Each page gets its own driver. A WebKitWebDriver holds one session at a time (a second
+      // one fails with "Maximum number of active sessions"), and its group ends that page's
+      // MiniBrowser.
       const { driver, base } = await startDriver(display)
       let session: string | undefined
       let ended = false
@@ -454,7 +477,7 @@ async function launchWebkit(): Promise<Engine> {
             alwaysMatch: {
               pageLoadStrategy: 'normal',
               timeouts: { script: 30000, pageLoad: 30000, implicit: 0 },
-              // --automation gives an ephemeral data store: a fresh one per session.
+              // With --automation, each session gets a fresh ephemeral data store.
               'webkitgtk:browserOptions': { binary: MINIBROWSER, args: ['--automation'] }
             }
           }
@@ -466,7 +489,7 @@ async function launchWebkit(): Promise<Engine> {
       }
       const at = '/session/' + session
       const evaluate = async <T>(expression: string) => {
-        // execute/async: the callback is the last argument; an error comes back as data.
+        // With execute/async the callback is the last argument, and an error comes back as data.
         const [ok, value] = await command<[boolean, unknown]>(base, 'POST', at + '/execute/async', {
           script:
             'const done = arguments[arguments.length - 1];' +
@@ -488,14 +511,14 @@ async function launchWebkit(): Promise<Engine> {
           await command(base, 'POST', `${at}/element/${element[ELEMENT]}/click`, {})
         },
         async back() {
-          // Back waits for the navigation, as the WebDriver spec says; a cache restore included.
+          // Back waits for the navigation, as the WebDriver spec says, and that includes a cache restore.
           await command(base, 'POST', at + '/back', {})
           await poll(evaluate, 'document.readyState == "complete"')
         },
         async close() {
           if (pageClosed) return
           pageClosed = true
-          // Close Window runs pagehide; the session and MiniBrowser end after the grace period.
+          // Close Window runs pagehide. The session and MiniBrowser end after the grace period.
           await command(base, 'DELETE', at + '/window', undefined, 10000).catch(() => {})
           background.later(end)
         }

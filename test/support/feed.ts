@@ -2,7 +2,8 @@ import { get, type IncomingMessage } from 'node:http'
 
 /**
  * Reads the inspector's event stream as a browser's EventSource would, signed in with the
- * feed's `token` query: collector messages (`data:`) and the charts' stats (`event: stats`).
+ * feed's `token` query. It collects the collector's messages (`data:`) and the charts' stats
+ * (`event: stats`).
  */
 export async function readFeed(origin: string, token: string) {
   const messages: any[] = []
@@ -20,6 +21,8 @@ export async function readFeed(origin: string, token: string) {
       if (block.startsWith('event: stats\ndata: ')) stats.push(JSON.parse(block.slice(19)))
     }
   })
-  response.on('close', () => (closed = true))
+  response.on('close', () => {
+    closed = true
+  })
   return { status: response.statusCode, messages, stats, isClosed: () => closed, close: () => response.destroy() }
 }

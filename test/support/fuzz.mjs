@@ -1,9 +1,9 @@
-// An API fuzz shared by the jsdom suite and the real-browser suite (served to the page as a
-// module): random calls of the tracker's methods and of the script tag's command function with
-// hostile arguments, and a valid click-item with a unique item_id between them. Plain
-// JavaScript, so a browser runs it as it is.
+// This API fuzz is shared by the jsdom suite and the real-browser suite, which serves it to the
+// page as a module. It makes random calls of the tracker's methods and of the script tag's
+// command function with hostile arguments, with a valid click-item with a unique item_id between
+// them. It is plain JavaScript, so that a browser runs it as it is.
 
-/** A small seeded generator (mulberry32): a failing seed replays the same calls. */
+/** Makes a small seeded generator (mulberry32), so that a failing seed replays the same calls. */
 export function random(seed) {
   return () => {
     seed = (seed + 0x6d2b79f5) | 0
@@ -16,7 +16,7 @@ export function random(seed) {
 const NAMES = ['click-suggestion', 'click-item', 'redirect', 'purchase', 'update-cart', 'add-to-cart', 'view-page', 'flush', 'user', 'consent', 'init', '', 'click_item', 'CLICK-ITEM', '__proto__', 'constructor', 'toString']
 const METHODS = ['clickSuggestion', 'clickItem', 'redirect', 'purchase', 'updateCart', 'addToCart', 'viewPage', 'track', 'identify', 'consent', 'flush']
 
-/** Runs `count` calls; returns the item_ids of the valid clicks and how many calls threw. */
+/** Runs `count` calls. It returns the item_ids of the valid clicks and how many calls threw. */
 export function fuzz({ tracker, command, seed = 1, count = 5000, bigEvery = 200 }) {
   const next = random(seed)
   const pick = (list) => list[Math.floor(next() * list.length)]
@@ -66,9 +66,10 @@ export function fuzz({ tracker, command, seed = 1, count = 5000, bigEvery = 200 
       case 14: return throwing()
       case 15: return hostileProxy()
       default: {
-        // An object with a few of the fields SPEC names, each a random value.
+        // This is an object with a few of the fields that SPEC names, each with a random value.
         const object = {}
-        for (let i = Math.floor(next() * 5); i--; ) {
+        const fields = Math.floor(next() * 5)
+        for (let i = 0; i < fields; i++) {
           object[pick(['rid', 'item_id', 'variant_item_id', 'suggestion', 'quantity', 'line_items', 'order_id', 'currency', 'revenue', 'url', 'width', 'uid', 'sid', 'lang', '__proto__'])] = value(depth + 1)
         }
         return object
@@ -89,7 +90,8 @@ export function fuzz({ tracker, command, seed = 1, count = 5000, bigEvery = 200 
         () => command('click-item', properties)
       ])
     } else if (i % bigEvery == 7) {
-      // A valid event no request can carry: refused as too large, never in the way of others.
+      // No request can carry this valid event. It is refused as too large, and it never gets in
+      // the way of the others.
       call = () => command('click-suggestion', { rid: 'a-1', suggestion: oneMegabyte })
     } else {
       const argument = value()

@@ -2,13 +2,16 @@ import { readFileSync } from 'node:fs'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import { chromium, type Browser, type Page } from 'playwright-core'
 import type { Envelope } from '../../src/index'
+import { sleep, waitFor as waitUntil } from './wait'
 
-/** One request the collector saw, as the network delivered it. */
+export { sleep }
+
+/** This is one request that the collector saw, as the network delivered it. */
 export interface Received {
   method: string
-  /** Path without the query, e.g. `/v3/feedback`. */
+  /** This is the path without the query, for example `/v3/feedback`. */
   path: string
-  /** Sec-Fetch-Mode: `no-cors` for a beacon with a text body, `cors` for the library's fetch. */
+  /** This is Sec-Fetch-Mode: `no-cors` for a beacon with a text body, `cors` for the library's fetch. */
   mode: string | undefined
   contentType: string | undefined
   bytes: number
@@ -26,8 +29,9 @@ const stop = (server: Server) =>
   })
 
 /**
- * A collector that records every request, on its own origin. `answer` decides the status of
- * each POST, so delivery tests can make it fail; a failing POST records nothing as delivered.
+ * Starts a collector on its own origin that records every request. `answer` decides the status
+ * of each POST, so that delivery tests can make it fail. A failing POST records nothing as
+ * delivered.
  */
 export async function startCollector() {
   const requests: Received[] = []
@@ -38,8 +42,8 @@ export async function startCollector() {
     request.on('end', () => {
       const body = Buffer.concat(chunks)
       const url = new URL(request.url!, 'http://x')
-      // Only the route the library is configured with takes events: a request sent anywhere
-      // else is a bug the tests must see, not a delivery.
+      // Only the route that the library is configured with takes events. A request sent anywhere
+      // else is a bug that the tests must see, not a delivery.
       const routed = url.pathname == '/v3/feedback'
       let status = request.method == 'POST' ? (routed ? answer(request) : 404) : 204
       let events: Envelope[] = []
@@ -48,7 +52,7 @@ export async function startCollector() {
           events = JSON.parse(body.toString('utf8'))
           if (!Array.isArray(events)) throw new TypeError('not an array')
         } catch {
-          // The wire format is a JSON array of envelopes; anything else is refused and recorded.
+          // The wire format is a JSON array of envelopes. Anything else is refused and recorded.
           events = []
           status = 400
         }
@@ -74,14 +78,22 @@ export async function startCollector() {
   return {
     url: `http://127.0.0.1:${port}/v3/feedback`,
     requests,
-    /** Every event delivered so far, in arrival order, each event_id once (as a collector stores them). */
+    /**
+     * Lists every event delivered so far in arrival order. Each event_id appears once, as a
+     * collector would store it.
+     */
     events: () => {
-      const seen = new Set<string>()
-      return requests.flatMap((request) => request.events).filter((event) => !seen.has(event.event_id) && seen.add(event.event_id))
+      const first = new Map<string, Envelope>()
+      for (const event of requests.flatMap((request) => request.events)) {
+        if (!first.has(event.event_id)) first.set(event.event_id, event)
+      }
+      return [...first.values()]
     },
-    /** Every event as received, resends included. */
+    /** Lists every event as it was received, resends included. */
     received: () => requests.flatMap((request) => request.events),
-    answerWith: (decide: (request: IncomingMessage) => number) => (answer = decide),
+    answerWith: (decide: (request: IncomingMessage) => number) => {
+      answer = decide
+    },
     clear: () => requests.splice(0),
     close: () => stop(server)
   }
@@ -99,27 +111,27 @@ const STATIC: Record<string, () => Buffer> = {
   '/fuzz.mjs': () => file('./fuzz.mjs')
 }
 
-/** The README's stub, verbatim. */
+/** This is the README's stub, verbatim. */
 export const STUB =
   '<script>window.discoveryFeedback=typeof discoveryFeedback=="function"?discoveryFeedback:function(){(discoveryFeedback.q=discoveryFeedback.q||[]).push(arguments)};</script>'
 
-/** Import map that lets a page `import { createTracker } from 'discovery-feedback'`. */
+/** This import map lets a page `import { createTracker } from 'discovery-feedback'`. */
 export const IMPORT_MAP =
   '<script type="importmap">{"imports":{"discovery-feedback":"/esm/index.mjs","nanoid":"/esm/nanoid.js","js-cookie":"/esm/js-cookie.mjs"}}</script>'
 
-/** Serves the builds and the pages a test registers, on an origin other than the collector's. */
+/** Serves the builds and the pages that a test registers, on an origin other than the collector's. */
 export async function startPages() {
   const pages = new Map<string, [html: string, headers?: (request: IncomingMessage) => Record<string, string>]>()
   const server = createServer((request: IncomingMessage, response: ServerResponse) => {
     const url = new URL(request.url!, 'http://x')
     const path = url.pathname
     if (STATIC[path]) {
-      // `?delay=ms` holds a build back, so that what a page does before the script runs
-      // (the stub's queue) does not depend on how fast the loopback is.
+      // A `?delay=ms` query holds a build back, so that what a page does before the script runs
+      // (filling the stub's queue) does not depend on how fast the loopback is.
       const delay = Number(url.searchParams.get('delay')) || 0
       setTimeout(() => response.writeHead(200, { 'content-type': 'text/javascript' }).end(STATIC[path]()), delay)
     } else if (path == '/favicon.ico') {
-      // Answered, so that Chromium's automatic request leaves no 404 among a page's console errors.
+      // This is answered so that Chromium's automatic request leaves no 404 among a page's console errors.
       response.writeHead(204).end()
     } else if (pages.has(path)) {
       const [html, headers] = pages.get(path)!
@@ -131,21 +143,21 @@ export async function startPages() {
   const port = await listen(server)
   return {
     origin: `http://localhost:${port}`,
-    /** Registers a page; `headers` may add response headers, e.g. a server-set cookie. */
+    /** Registers a page. `headers` may add response headers, for example a cookie set by the server. */
     page: (path: string, html: string, headers?: (request: IncomingMessage) => Record<string, string>) =>
       pages.set(path, ['<!doctype html><meta charset="utf-8">' + html, headers]),
     close: () => stop(server)
   }
 }
 
-/** What a page template may refer to: the page server's origin and the collector's URL. */
+/** A page template may refer to the page server's origin and to the collector's URL. */
 export interface Urls {
   origin: string
   collector: string
 }
 
 /**
- * The page server and the collector together, on two loopback ports: the page's origin
+ * Starts the page server and the collector together, on two loopback ports. The page's origin
  * (`http://localhost:PORT`) and the collector's (`http://127.0.0.1:PORT`) differ in host and
  * port, so every request is cross-origin and cross-site, as from a shop to a SaaS collector.
  * A page's HTML may be a function of the URLs, or a string with `{{collector}}` and
@@ -163,9 +175,9 @@ export async function startServers() {
         typeof html == 'function' ? html(urls) : html.replaceAll('{{collector}}', urls.collector).replaceAll('{{origin}}', urls.origin),
         headers
       ),
-    /** POSTs that reached the collector's route. */
+    /** Lists the POSTs that reached the collector's route. */
     posts: () => collector.requests.filter((request) => request.method == 'POST'),
-    /** CORS preflights: a text/plain body never needs one, so any here is a bug. */
+    /** Lists the CORS preflights. A text/plain body never needs one, so any preflight here is a bug. */
     preflights: () => collector.requests.filter((request) => request.method == 'OPTIONS'),
     close: () => Promise.all([collector.close(), pages.close()]).then(() => {})
   }
@@ -175,7 +187,7 @@ export type Servers = Awaited<ReturnType<typeof startServers>>
 
 /**
  * Waits until `count()` has not changed for `quiet` ms, so that an assertion that something
- * arrived exactly once also catches a late duplicate. Fails after `timeout` ms of activity.
+ * arrived exactly once also catches a late duplicate. It fails after `timeout` ms of activity.
  */
 export async function whenQuiet(count: () => number, quiet = 300, timeout = 10000) {
   const end = Date.now() + timeout
@@ -189,8 +201,9 @@ export async function whenQuiet(count: () => number, quiet = 300, timeout = 1000
 }
 
 /**
- * Why Chromium kept a page out of the back/forward cache, from CDP; empty when nothing stood
- * in its way. Call before the navigation that should put the page into the cache.
+ * Collects from CDP the reasons why Chromium kept a page out of the back/forward cache. The list
+ * stays empty when nothing stood in the way. Call it before the navigation that should put the
+ * page into the cache.
  */
 export async function bfcacheBlockers(page: Page) {
   const reasons: string[] = []
@@ -211,14 +224,14 @@ export const CHROMIUM_ARGS = [
   '--disable-sync'
 ]
 
-// Playwright passes --disable-back-forward-cache by default; shoppers' browsers have the cache
-// on. With that flag Chromium reports BackForwardCacheDisabledByCommandLine for every page
-// (CDP Page.backForwardCacheNotUsed), and headless Chromium 156 restores plain http pages
-// without it, so nothing else is needed.
+// Playwright passes --disable-back-forward-cache by default, but shoppers' browsers have the cache
+// on. With that flag Chromium reports BackForwardCacheDisabledByCommandLine for every page (CDP
+// Page.backForwardCacheNotUsed). Without it, headless Chromium 156 restores plain http pages, so
+// nothing else is needed.
 export const launch = (): Promise<Browser> =>
   chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS, ignoreDefaultArgs: ['--disable-back-forward-cache'] })
 
-/** Collects what the page shows the developer: uncaught errors and console errors. */
+/** Collects what the page shows the developer, which is its uncaught errors and console errors. */
 export function watch(page: Page) {
   const pageErrors: string[] = []
   const consoleErrors: string[] = []
@@ -229,33 +242,26 @@ export function watch(page: Page) {
   return { pageErrors, consoleErrors }
 }
 
-/**
- * Polls until `check` holds; fails after `timeout` ms naming `what`. Called as
- * `waitFor(check, timeoutMs)` the predicate's source names it.
- */
-export async function waitFor(check: () => boolean, what: string | number = 10000, timeout = 10000) {
-  if (typeof what == 'number') [timeout, what] = [what, check.toString()]
-  const end = Date.now() + timeout
-  while (!check()) {
-    if (Date.now() > end) throw new Error('timed out waiting for ' + what)
-    await new Promise((resolve) => setTimeout(resolve, 25))
-  }
-}
-
-/** Leaves the page for real (pagehide, then the document goes), as a shopper closing it would. */
+/** Leaves the page for real, as a shopper closing it would. Pagehide fires, then the document goes. */
 export const leave = (page: Page) => page.goto('about:blank')
 
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+/**
+ * This is the waitFor of wait.ts with the 10 second default that it had when it was defined here.
+ * It stays for the suites that still import it from this file. New code should import waitFor
+ * from wait.ts and pass its timeout.
+ */
+export const waitFor = (check: () => boolean, what: string, timeout = 10000) => waitUntil(check, what, timeout)
 
 /**
- * The demo's reference collector (demo/collector.mjs) behind a switch, for fault tests:
- * 'up' serves it, 'down' drops every connection, a number answers that status.
+ * Starts the demo's reference collector (demo/collector.mjs) behind a switch, for fault tests.
+ * With 'up' it serves the collector, with 'down' it drops every connection, and with a number
+ * it answers every POST with that status.
  */
 export async function startDemoCollector() {
   const { mkdtempSync, readFileSync: read, existsSync } = await import('node:fs')
   const { tmpdir } = await import('node:os')
   const { join } = await import('node:path')
-  // @ts-expect-error plain ES module without types
+  // @ts-expect-error The collector is a plain ES module without types.
   const { createCollector } = await import('../../demo/collector.mjs')
   const file = join(mkdtempSync(join(tmpdir(), 'df-collector-')), 'events.ndjson')
   const collector = createCollector({ file, keys: ['KEY'] })
@@ -280,10 +286,12 @@ export async function startDemoCollector() {
       : []
   return {
     url: `http://127.0.0.1:${port}/v3/feedback`,
-    set: (next: typeof mode) => (mode = next),
+    set: (next: typeof mode) => {
+      mode = next
+    },
     posts: () => posts,
     stored,
-    /** item_id of every stored click-item, sorted: the set a scenario must match exactly. */
+    /** Lists the item_id of every stored click-item, sorted. A scenario must match this set exactly. */
     clicks: () =>
       stored()
         .filter((event) => event.event == 'click-item')
@@ -296,5 +304,5 @@ export async function startDemoCollector() {
   }
 }
 
-/** The ids `prefix-0` … `prefix-(count-1)`, sorted as `clicks()` sorts them. */
+/** Lists the ids from `prefix-0` to `prefix-(count-1)`, sorted as `clicks()` sorts them. */
 export const ids = (prefix: string, count: number) => Array.from({ length: count }, (_, i) => prefix + '-' + i).sort()

@@ -6,14 +6,14 @@ import type { Envelope, Tracker, TrackerOptions } from '../../src/index'
 export const ENDPOINT = 'https://collector.example/v3/feedback'
 const made: Tracker[] = []
 
-/** A tracker for a unit test, without the automatic view-page; `isolateEachTest` destroys it. */
+/** Makes a tracker for a unit test, without the automatic view-page. `isolateEachTest` destroys it. */
 export function make(options: Partial<TrackerOptions> = {}) {
   const tracker = createTracker({ key: 'KEY', endpoint: ENDPOINT, autoViewPage: false, ...options })
   made.push(tracker)
   return tracker
 }
 
-/** Each test starts on a clean page with fake timers; afterwards its trackers and stubs are gone. */
+/** Starts each test on a clean page with fake timers. Afterwards its trackers and stubs are gone. */
 export function isolateEachTest() {
   beforeEach(() => {
     resetPage()
@@ -31,9 +31,10 @@ export function isolateEachTest() {
 type Answer = { status: number; headers?: Record<string, string>; body?: string } | 'offline'
 
 /**
- * Stands in for the network: a recording sendBeacon (jsdom has none) and fetch. `answer`
- * decides each fetch's fate, `acceptBeacon` whether the browser takes a beacon.
- * `events()` lists what reached the collector: beacons taken and fetches answered 2xx.
+ * Stands in for the network with a recording sendBeacon (jsdom has none) and a recording fetch.
+ * `answer` decides the fate of each fetch, and `acceptBeacon` decides whether the browser takes
+ * a beacon. `events()` lists what reached the collector, which is the beacons taken and the
+ * fetches answered with a 2xx status.
  */
 export function network(options: { answer?: (body: string) => Answer; acceptBeacon?: (body: string) => boolean } = {}) {
   const delivered: { via: 'beacon' | 'fetch'; url: string; body: string }[] = []
@@ -64,7 +65,7 @@ export function setVisibility(state: 'visible' | 'hidden') {
   document.dispatchEvent(new Event('visibilitychange'))
 }
 
-/** Lets pending promise callbacks (fetch answers) run under fake timers. */
+/** Lets pending promise callbacks, such as fetch answers, run under fake timers. */
 export const settle = async () => {
   for (let i = 0; i < 20; i++) await Promise.resolve()
 }
@@ -77,7 +78,7 @@ export function resetPage() {
   history.replaceState(null, '', '/')
 }
 
-/** The events every outbox in localStorage holds, oldest key first. */
+/** Lists the events that every outbox in localStorage holds, oldest key first. */
 export const stored = (): Envelope[] =>
   Object.keys(localStorage)
     .filter((key) => /^df_q_[^.]+\./.test(key))
@@ -87,8 +88,8 @@ export const stored = (): Envelope[] =>
     })
 
 /**
- * Web Locks as the browser keeps them, for jsdom (which has none): a lock is held until its
- * callback's promise settles. `die(name)` lets a page's lock go as a crash would.
+ * Provides Web Locks as the browser keeps them, for jsdom, which has none. A lock is held until
+ * its callback's promise settles. `die(name)` lets a page's lock go as a crash would.
  */
 export function fakeLocks() {
   const held = new Map<string, () => void>()
