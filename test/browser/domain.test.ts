@@ -14,7 +14,10 @@ describe('cookieDomain: auto', () => {
   it('writes the identity cookies on it, so every subdomain shares the shopper', () => {
     const set: unknown[] = []
     const original = Cookies.set
-    Cookies.set = ((...args: Parameters<typeof Cookies.set>) => (set.push(args[2]!.domain), original(...args))) as typeof Cookies.set
+    Cookies.set = ((...args: Parameters<typeof Cookies.set>) => {
+      set.push(args[2]!.domain)
+      return original(...args)
+    }) as typeof Cookies.set
     createIdentity({ key: 'k', endpoint: '/c', cookieDomain: 'auto' }, {}).user(true)
     Cookies.set = original
     expect(set.filter((domain) => domain == 'example.co.uk').length).toBeGreaterThanOrEqual(2)

@@ -1,5 +1,5 @@
 // @vitest-environment node
-import type { Browser, BrowserContext, Page } from 'playwright-core'
+import type { Browser, BrowserContext } from 'playwright-core'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { validate } from '../../src/shared/rules'
 import type { Envelope } from '../../src/index'

@@ -3,7 +3,7 @@ import type { FeedbackError } from '../../src/index'
 import { createTracker } from '../../src/browser/tracker'
 // @ts-expect-error plain ES module shared with the browser suite
 import { fuzz } from '../support/fuzz.mjs'
-import { ENDPOINT, isolateEachTest, make, network, stored } from '../support/helpers'
+import { isolateEachTest, make, network, stored } from '../support/helpers'
 import { quietConsole } from '../support/console'
 
 const click = { rid: 's-1', item_id: '42', variant_item_id: '421' }
@@ -124,7 +124,7 @@ describe('values that throw', () => {
   })
 
   it('reports options whose getters throw instead of throwing from createTracker', () => {
-    const { errors, onError } = errorsOf()
+    const { errors } = errorsOf()
     let tracker: ReturnType<typeof createTracker> | undefined
     const options = Object.defineProperty({}, 'key', {
       enumerable: true,

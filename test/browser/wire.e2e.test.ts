@@ -222,7 +222,9 @@ async function startSlowCollector(delay: number) {
         let events: Envelope[] = []
         try {
           events = JSON.parse(Buffer.concat(chunks).toString('utf8'))
-        } catch {}
+        } catch {
+          // A body that is not JSON counts as a POST without events.
+        }
         posts.push({ events, query: url.searchParams, mode: request.headers['sec-fetch-mode'] })
       } else others++
       setTimeout(

@@ -230,11 +230,10 @@ async function launchChromium(): Promise<Engine> {
 const groups = new Map<number, ChildProcess>()
 let exitHook = false
 function own(child: ChildProcess) {
-  const watchdog = spawn(
-    'sh',
-    ['-c', 'while kill -0 "$0" 2>/dev/null; do sleep 1; done; kill -9 -"$1" 2>/dev/null', String(process.pid), String(child.pid)],
-    { detached: true, stdio: 'ignore' }
-  )
+  const watchdog = spawn('sh', ['-c', 'while kill -0 "$0" 2>/dev/null; do sleep 1; done; kill -9 -"$1" 2>/dev/null', String(process.pid), String(child.pid)], {
+    detached: true,
+    stdio: 'ignore'
+  })
   watchdog.unref()
   groups.set(child.pid!, watchdog)
   if (!exitHook) {
@@ -243,7 +242,9 @@ function own(child: ChildProcess) {
       for (const [group, watchdog] of groups) {
         try {
           process.kill(-group, 'SIGKILL')
-        } catch {}
+        } catch {
+          // The group has already ended.
+        }
         watchdog.kill('SIGKILL')
       }
     })
@@ -255,7 +256,9 @@ async function endGroup(child: ChildProcess, grace = 2000) {
   const signal = (name: NodeJS.Signals) => {
     try {
       process.kill(-child.pid!, name)
-    } catch {}
+    } catch {
+      // The group has already ended.
+    }
   }
   const running = child.exitCode == null && child.signalCode == null
   if (running) {
@@ -336,10 +339,7 @@ async function launchFirefox(): Promise<Engine> {
           // A document is told apart by its timeOrigin. A restored page keeps its own.
           const before = await evaluate<string>('location.href + " " + performance.timeOrigin')
           await bidi.traverseHistory(-1)
-          await poll(
-            evaluate,
-            `location.href + " " + performance.timeOrigin != ${JSON.stringify(before)} && document.readyState == "complete"`
-          )
+          await poll(evaluate, `location.href + " " + performance.timeOrigin != ${JSON.stringify(before)} && document.readyState == "complete"`)
         },
         async close() {
           if (closed) return
@@ -422,7 +422,9 @@ async function startDriver(display: string) {
       try {
         const response = await fetch(base + '/status', { signal: AbortSignal.timeout(1000) })
         if (response.ok) return { driver, base }
-      } catch {}
+      } catch {
+        // The driver is not listening yet, so try again.
+      }
       await sleep(25)
     }
     await endGroup(driver)

@@ -13,7 +13,25 @@ export function random(seed) {
   }
 }
 
-const NAMES = ['click-suggestion', 'click-item', 'redirect', 'purchase', 'update-cart', 'add-to-cart', 'view-page', 'flush', 'user', 'consent', 'init', '', 'click_item', 'CLICK-ITEM', '__proto__', 'constructor', 'toString']
+const NAMES = [
+  'click-suggestion',
+  'click-item',
+  'redirect',
+  'purchase',
+  'update-cart',
+  'add-to-cart',
+  'view-page',
+  'flush',
+  'user',
+  'consent',
+  'init',
+  '',
+  'click_item',
+  'CLICK-ITEM',
+  '__proto__',
+  'constructor',
+  'toString'
+]
 const METHODS = ['clickSuggestion', 'clickItem', 'redirect', 'purchase', 'updateCart', 'addToCart', 'viewPage', 'track', 'identify', 'consent', 'flush']
 
 /** Runs `count` calls. It returns the item_ids of the valid clicks and how many calls threw. */
@@ -31,46 +49,108 @@ export function fuzz({ tracker, command, seed = 1, count = 5000, bigEvery = 200 
   const throwing = () => {
     const thrown = pick([
       Object.create(null),
-      { toString: () => { throw new Error('toString') } },
-      Object.assign(new Error('message'), { toString: () => { throw Object.create(null) } }),
+      {
+        toString: () => {
+          throw new Error('toString')
+        }
+      },
+      Object.assign(new Error('message'), {
+        toString: () => {
+          throw Object.create(null)
+        }
+      }),
       Symbol('thrown'),
       undefined,
       null,
-      new Proxy({}, { get: () => { throw Object.create(null) } })
+      new Proxy(
+        {},
+        {
+          get: () => {
+            throw Object.create(null)
+          }
+        }
+      )
     ])
     return Object.defineProperty({ rid: 's-1' }, pick(['item_id', 'variant_item_id', 'suggestion', 'line_items', 'url', 'rid', 'uid', 'email', 'key']), {
       enumerable: true,
-      get: () => { throw thrown }
+      get: () => {
+        throw thrown
+      }
     })
   }
-  const trap = () => { throw Object.create(null) }
+  const trap = () => {
+    throw Object.create(null)
+  }
   const hostileProxy = () => new Proxy({}, { get: trap, has: trap, ownKeys: trap, getOwnPropertyDescriptor: trap, getPrototypeOf: trap })
-  const badToString = () => ({ toString: () => { throw Object.create(null) }, valueOf: () => { throw Object.create(null) } })
+  const badToString = () => ({
+    toString: () => {
+      throw Object.create(null)
+    },
+    valueOf: () => {
+      throw Object.create(null)
+    }
+  })
 
   const value = (depth = 0) => {
     switch (Math.floor(next() * (depth > 1 ? 12 : 17))) {
-      case 0: return null
-      case 1: return undefined
-      case 2: return pick([NaN, Infinity, -1, 0, 1.5, 2 ** 53, -0])
-      case 3: return next().toString(36).slice(2, 2 + Math.floor(next() * 12))
-      case 4: return Symbol('s')
-      case 5: return BigInt(Math.floor(next() * 1000))
-      case 6: return badToString()
-      case 7: return () => 1
-      case 8: return true
-      case 9: return new Date()
-      case 10: return ''
-      case 11: return 'x'.repeat(33)
-      case 12: return Array.from({ length: Math.floor(next() * 4) }, () => value(depth + 1))
-      case 13: return cyclic()
-      case 14: return throwing()
-      case 15: return hostileProxy()
+      case 0:
+        return null
+      case 1:
+        return undefined
+      case 2:
+        return pick([NaN, Infinity, -1, 0, 1.5, 2 ** 53, -0])
+      case 3:
+        return next()
+          .toString(36)
+          .slice(2, 2 + Math.floor(next() * 12))
+      case 4:
+        return Symbol('s')
+      case 5:
+        return BigInt(Math.floor(next() * 1000))
+      case 6:
+        return badToString()
+      case 7:
+        return () => 1
+      case 8:
+        return true
+      case 9:
+        return new Date()
+      case 10:
+        return ''
+      case 11:
+        return 'x'.repeat(33)
+      case 12:
+        return Array.from({ length: Math.floor(next() * 4) }, () => value(depth + 1))
+      case 13:
+        return cyclic()
+      case 14:
+        return throwing()
+      case 15:
+        return hostileProxy()
       default: {
         // This is an object with a few of the fields that SPEC names, each with a random value.
         const object = {}
         const fields = Math.floor(next() * 5)
         for (let i = 0; i < fields; i++) {
-          object[pick(['rid', 'item_id', 'variant_item_id', 'suggestion', 'quantity', 'line_items', 'order_id', 'currency', 'revenue', 'url', 'width', 'uid', 'sid', 'lang', '__proto__'])] = value(depth + 1)
+          object[
+            pick([
+              'rid',
+              'item_id',
+              'variant_item_id',
+              'suggestion',
+              'quantity',
+              'line_items',
+              'order_id',
+              'currency',
+              'revenue',
+              'url',
+              'width',
+              'uid',
+              'sid',
+              'lang',
+              '__proto__'
+            ])
+          ] = value(depth + 1)
         }
         return object
       }
@@ -84,11 +164,7 @@ export function fuzz({ tracker, command, seed = 1, count = 5000, bigEvery = 200 
     if (i % 10 == 5) {
       const properties = { item_id: 'valid-' + seed + '-' + i, variant_item_id: 'v' }
       valid.push(properties.item_id)
-      call = pick([
-        () => tracker.clickItem(properties),
-        () => tracker.track('click-item', properties),
-        () => command('click-item', properties)
-      ])
+      call = pick([() => tracker.clickItem(properties), () => tracker.track('click-item', properties), () => command('click-item', properties)])
     } else if (i % bigEvery == 7) {
       // No request can carry this valid event. It is refused as too large, and it never gets in
       // the way of the others.

@@ -19,8 +19,7 @@ export interface Received {
   query: URLSearchParams
 }
 
-const listen = (server: Server) =>
-  new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)))
+const listen = (server: Server) => new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)))
 
 const stop = (server: Server) =>
   new Promise<void>((resolve) => {
