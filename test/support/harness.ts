@@ -294,7 +294,7 @@ export async function startDemoCollector() {
     clicks: () =>
       stored()
         .filter((event) => event.event == 'click-item')
-        .map((event) => String(event.properties.item_id))
+        .map((event) => String((event.properties as { item_id?: unknown }).item_id))
         .sort(),
     close: async () => {
       await stop(server)
