@@ -32,13 +32,22 @@ export default defineConfig(
     rules: { '@typescript-eslint/no-explicit-any': 'off' }
   },
   {
-    files: ['**/*.mjs', 'bin/**/*.mjs', 'bench/**/*.mjs', 'demo/**/*.mjs', 'vitest.config.mjs', 'rollup.config.mjs'],
+    files: ['**/*.mjs'],
     languageOptions: { globals: { ...globals.node } }
   },
   {
-    // The demo store's page scripts run in the browser, as classic scripts.
+    // Benchmarks hand functions to a browser page to run there.
+    files: ['bench/**/*.mjs'],
+    languageOptions: { globals: { ...globals.node, ...globals.browser } }
+  },
+  {
+    // The demo store's page scripts run in the browser: classic scripts, and the SPA's module.
     files: ['demo/store/**/*.js'],
     languageOptions: { sourceType: 'script', globals: globals.browser }
+  },
+  {
+    files: ['demo/store/**/*.mjs'],
+    languageOptions: { globals: globals.browser }
   },
   prettier
 )

@@ -18,14 +18,19 @@ export function page(bundleFile) {
   const dom = new JSDOM('<!doctype html><title>shop</title>', { url: 'https://shop.example/product/1', runScripts: 'outside-only', pretendToBeVisual: true })
   const { window } = dom
   const wire = []
-  const size = (body) => (body == null ? 0 : typeof body == 'string' ? Buffer.byteLength(body) : body.size ?? body.byteLength ?? String(body).length)
-  window.navigator.sendBeacon = (url, body) => (wire.push({ url: String(url), bytes: size(body) }), true)
+  const size = (body) => (body == null ? 0 : typeof body == 'string' ? Buffer.byteLength(body) : (body.size ?? body.byteLength ?? String(body).length))
+  window.navigator.sendBeacon = (url, body) => {
+    wire.push({ url: String(url), bytes: size(body) })
+    return true
+  }
   window.fetch = (url, init = {}) => {
     wire.push({ url: String(url), bytes: size(init.body) })
     return Promise.resolve(new Response(null, { status: 204 }))
   }
   window.XMLHttpRequest = class {
-    open(method, url) { this.url = url }
+    open(method, url) {
+      this.url = url
+    }
     setRequestHeader() {}
     send(body) {
       wire.push({ url: String(this.url), bytes: size(body) })

@@ -22,9 +22,17 @@ const wire = await wireCost()
 
 const rows = []
 const row = (measure, value, comparison = '') => rows.push({ measure, value, comparison })
-row('script tag (dist/discovery-feedback.min.js), brotli', files[OURS].brotli + ' B', `${ratio(files[OURS].brotli, files['search-insights'].brotli)}× search-insights.min.js (${files['search-insights'].brotli} B)`)
+row(
+  'script tag (dist/discovery-feedback.min.js), brotli',
+  files[OURS].brotli + ' B',
+  `${ratio(files[OURS].brotli, files['search-insights'].brotli)}× search-insights.min.js (${files['search-insights'].brotli} B)`
+)
 for (const name of LIBRARIES.filter((name) => name != OURS)) {
-  row(`bundle: init + one click, brotli, vs ${name}`, bundles[OURS].brotli + ' B', `${ratio(bundles[OURS].brotli, bundles[name].brotli)}× (${bundles[name].brotli} B)`)
+  row(
+    `bundle: init + one click, brotli, vs ${name}`,
+    bundles[OURS].brotli + ' B',
+    `${ratio(bundles[OURS].brotli, bundles[name].brotli)}× (${bundles[name].brotli} B)`
+  )
 }
 for (const name of LIBRARIES.filter((name) => name != OURS)) {
   const ours = clicks[OURS].sync
@@ -48,7 +56,7 @@ row(
   `${ratio(wire.chromium.oursUs, wire.chromium.theirsUs)}× (${round(wire.chromium.theirsUs, 1)} µs); ${wire.chromium.requests.ours} requests against ${wire.chromium.requests.theirs}`
 )
 row(
-  'Chromium: the same, ours with storage: \'memory\' (no localStorage write per tracking task, no crash guarantee)',
+  "Chromium: the same, ours with storage: 'memory' (no localStorage write per tracking task, no crash guarantee)",
   round(wire.chromium.memoryUs, 1) + ' µs',
   `${ratio(wire.chromium.memoryUs, wire.chromium.theirsUs)}×`
 )
@@ -57,11 +65,7 @@ row(
   round(wire.jsdom.oursUs, 2) + ' µs',
   `${ratio(wire.jsdom.oursUs, wire.jsdom.theirsUs)}× (${round(wire.jsdom.theirsUs, 2)} µs); the loop alone ${round(wire.jsdom.noneUs, 2)} µs`
 )
-row(
-  'jsdom: the same, ours with storage: \'memory\'',
-  round(wire.jsdom.memoryUs, 2) + ' µs',
-  `${ratio(wire.jsdom.memoryUs, wire.jsdom.theirsUs)}×`
-)
+row("jsdom: the same, ours with storage: 'memory'", round(wire.jsdom.memoryUs, 2) + ' µs', `${ratio(wire.jsdom.memoryUs, wire.jsdom.theirsUs)}×`)
 
 const results = {
   date: new Date().toISOString().slice(0, 10),
@@ -75,7 +79,7 @@ writeFileSync(new URL('results.json', import.meta.url), JSON.stringify(results, 
 console.log(`\n${results.date}, ${results.command}, Node ${process.version}; medians\n`)
 console.log('| measure | discovery-feedback | compared |\n|---|---|---|')
 for (const { measure, value, comparison } of rows) console.log(`| ${measure} | ${value} | ${comparison} |`)
-console.log('\nWhere the script tag\'s brotli bytes come from (estimated from its source map):\n')
+console.log("\nWhere the script tag's brotli bytes come from (estimated from its source map):\n")
 console.log('| source | minified | brotli |\n|---|---|---|')
 for (const { source, min, brotli } of parts) console.log(`| ${source} | ${min} B | ${brotli} B |`)
 console.log('\nWritten to bench/results.json')

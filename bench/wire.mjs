@@ -57,12 +57,14 @@ function ourPage(title, attributes) {
 }
 
 const PAGES = {
-  none: `<title>none</title>${TEXT}<script>window.noop = function () {}; window.ready = () => true</script>` +
+  none:
+    `<title>none</title>${TEXT}<script>window.noop = function () {}; window.ready = () => true</script>` +
     LOOP(`noop('click-item', { rid: 's-0b5d5b8a', item_id: 'item-' + (i % 100), variant_item_id: 'variant-' + (i % 100) })`),
   ours: ourPage('ours', ''),
   // The same without localStorage (storage: 'memory'): what the crash guarantee's write per task costs.
   memory: ourPage('memory', ' data-storage="memory"'),
-  theirs: `<title>theirs</title>${ALGOLIA_SNIPPET}<script>aa('init', { appId: 'APPID', apiKey: 'KEY', host: location.origin })</script>` +
+  theirs:
+    `<title>theirs</title>${ALGOLIA_SNIPPET}<script>aa('init', { appId: 'APPID', apiKey: 'KEY', host: location.origin })</script>` +
     `<script async src="/search-insights.min.js"></script>${TEXT}` +
     `<script>window.ready = () => !!window.AlgoliaAnalytics</script>` +
     LOOP(`aa('clickedObjectIDs', { index: 'products', eventName: 'Item clicked', objectIDs: ['item-' + (i % 100)] })`)
@@ -83,7 +85,8 @@ function serve() {
       request.on('data', (chunk) => (stats.bytes += chunk.length))
       request.on('end', () => response.writeHead(200, { 'content-type': 'text/plain' }).end())
     } else if (FILES[path]) response.writeHead(200, { 'content-type': 'text/javascript' }).end(readFileSync(FILES[path]))
-    else if (PAGES[path.slice(1)]) response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end('<!doctype html><meta charset="utf-8">' + PAGES[path.slice(1)])
+    else if (PAGES[path.slice(1)])
+      response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end('<!doctype html><meta charset="utf-8">' + PAGES[path.slice(1)])
     else response.writeHead(204).end()
   })
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, stats })))
@@ -137,7 +140,16 @@ export async function chromiumPerClick({ runs = 5, clicks = 1000 } = {}) {
   const origin = 'http://127.0.0.1:' + server.address().port
   const browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync'
+    ]
   })
   const raw = { none: [], ours: [], memory: [], theirs: [] }
   try {
@@ -259,15 +271,29 @@ if (main && process.argv[2] == '--cpu-child') {
 } else if (main) {
   const fixed = (value, digits = 2) => value.toFixed(digits)
   const { chromium: browser, jsdom } = await wireCost()
-  console.log(`\nChromium, ${browser.clicks} clicks one per task, main-thread time (CDP TaskDuration) less the page without a library (${fixed(browser.noneMs, 1)} ms); median of ${browser.runs}:`)
-  console.log(`  ours (discovery-feedback.min.js):  ${fixed(browser.oursUs)} µs per click  (${fixed(browser.oursMs, 1)} ms in all, ${browser.requests.ours} requests, ${browser.bytes.ours} B)`)
-  console.log(`  theirs (search-insights.min.js):   ${fixed(browser.theirsUs)} µs per click  (${fixed(browser.theirsMs, 1)} ms in all, ${browser.requests.theirs} requests, ${browser.bytes.theirs} B)`)
+  console.log(
+    `\nChromium, ${browser.clicks} clicks one per task, main-thread time (CDP TaskDuration) less the page without a library (${fixed(browser.noneMs, 1)} ms); median of ${browser.runs}:`
+  )
+  console.log(
+    `  ours (discovery-feedback.min.js):  ${fixed(browser.oursUs)} µs per click  (${fixed(browser.oursMs, 1)} ms in all, ${browser.requests.ours} requests, ${browser.bytes.ours} B)`
+  )
+  console.log(
+    `  theirs (search-insights.min.js):   ${fixed(browser.theirsUs)} µs per click  (${fixed(browser.theirsMs, 1)} ms in all, ${browser.requests.theirs} requests, ${browser.bytes.theirs} B)`
+  )
   console.log(`  ours without localStorage:         ${fixed(browser.memoryUs)} µs per click`)
-  console.log(`  ratio ours / theirs:               ${fixed(browser.oursUs / browser.theirsUs)}×, without localStorage ${fixed(browser.memoryUs / browser.theirsUs)}×`)
+  console.log(
+    `  ratio ours / theirs:               ${fixed(browser.oursUs / browser.theirsUs)}×, without localStorage ${fixed(browser.memoryUs / browser.theirsUs)}×`
+  )
   console.log(`\njsdom, ${jsdom.calls} calls one per event-loop turn, whole-process CPU (user + system) per event; median of ${jsdom.runs} processes:`)
-  console.log(`  ours (createTracker, dist/index.mjs): ${fixed(jsdom.oursUs)} µs  (${fixed(jsdom.oursNetUs)} µs over the loop alone, ${jsdom.requests.ours} requests)`)
-  console.log(`  theirs (search-insights):             ${fixed(jsdom.theirsUs)} µs  (${fixed(jsdom.theirsNetUs)} µs over the loop alone, ${jsdom.requests.theirs} requests)`)
+  console.log(
+    `  ours (createTracker, dist/index.mjs): ${fixed(jsdom.oursUs)} µs  (${fixed(jsdom.oursNetUs)} µs over the loop alone, ${jsdom.requests.ours} requests)`
+  )
+  console.log(
+    `  theirs (search-insights):             ${fixed(jsdom.theirsUs)} µs  (${fixed(jsdom.theirsNetUs)} µs over the loop alone, ${jsdom.requests.theirs} requests)`
+  )
   console.log(`  ours without localStorage:            ${fixed(jsdom.memoryUs)} µs`)
   console.log(`  loop without a library:               ${fixed(jsdom.noneUs)} µs`)
-  console.log(`  ratio ours / theirs:                  ${fixed(jsdom.oursUs / jsdom.theirsUs)}× whole process, ${fixed(jsdom.oursNetUs / jsdom.theirsNetUs)}× over the loop alone`)
+  console.log(
+    `  ratio ours / theirs:                  ${fixed(jsdom.oursUs / jsdom.theirsUs)}× whole process, ${fixed(jsdom.oursNetUs / jsdom.theirsNetUs)}× over the loop alone`
+  )
 }

@@ -61,7 +61,12 @@ const clip = (text, length) => (text.length > length ? text.slice(0, length) + '
 const shown = (value) =>
   isString(value) ? clip(value, 200) : value === null || typeof value != 'object' ? value : Array.isArray(value) ? '(array)' : '(object)'
 // fromEntries defines own properties, so a field named __proto__ stays a field.
-const shallow = (object) => Object.fromEntries(Object.keys(object).slice(0, 20).map((field) => [clip(field, 64), shown(object[field])]))
+const shallow = (object) =>
+  Object.fromEntries(
+    Object.keys(object)
+      .slice(0, 20)
+      .map((field) => [clip(field, 64), shown(object[field])])
+  )
 
 /** Returns what the inspector gets of a rejected envelope: a few fields, bounded in size whatever was sent. */
 function summary(envelope) {
@@ -222,7 +227,11 @@ export function createCollector({ file, maxBodyBytes = 256 * 1024, keys = [DEMO_
     // unconfirmed (by beacon, or in a request cut short by the page leaving) never arrived, so
     // that the library sends only those again.
     const unconfirmed = new URLSearchParams(query < 0 ? '' : request.url.slice(query + 1)).get('unconfirmed')
-    if (unconfirmed != null) result.missing = unconfirmed.split(',').slice(0, MAX_UNCONFIRMED).filter((id) => id && !seen.has(id))
+    if (unconfirmed != null)
+      result.missing = unconfirmed
+        .split(',')
+        .slice(0, MAX_UNCONFIRMED)
+        .filter((id) => id && !seen.has(id))
     return result
   }
 

@@ -123,8 +123,26 @@ const ROUTES = [
           low_resolution_image_url: product.image,
           original_image_url: product.image,
           external_media_id: product.id,
-          tagged_products: [{ id: Number(product.id), name: product.title, domain_key: 'demo', product_link: '/product/' + product.id, product_url: '/product/' + product.id, image_url: product.image }],
-          post: { profile_picture: '', username: 'demo', location_name: '', created_time: '2026-01-01T10:00:00.000+00:00', hashtags: ['demo'], content: product.title, votes_up: 0, votes_down: 0 }
+          tagged_products: [
+            {
+              id: Number(product.id),
+              name: product.title,
+              domain_key: 'demo',
+              product_link: '/product/' + product.id,
+              product_url: '/product/' + product.id,
+              image_url: product.image
+            }
+          ],
+          post: {
+            profile_picture: '',
+            username: 'demo',
+            location_name: '',
+            created_time: '2026-01-01T10:00:00.000+00:00',
+            hashtags: ['demo'],
+            content: product.title,
+            votes_up: 0,
+            votes_down: 0
+          }
         }))
       }
     }
@@ -149,8 +167,16 @@ const ROUTES = [
     (body, [slot]) => {
       // SPEC does not show the routes behind trending and featured. The stores ask these two
       // slots by default, and here they answer stand-ins: every third product, and the dearest first.
-      if (slot == 'trending') return recommendation(catalog.filter((_, index) => index % 3 == 0), body)
-      if (slot == 'featured') return recommendation([...catalog].sort((a, b) => b.price - a.price), body)
+      if (slot == 'trending')
+        return recommendation(
+          catalog.filter((_, index) => index % 3 == 0),
+          body
+        )
+      if (slot == 'featured')
+        return recommendation(
+          [...catalog].sort((a, b) => b.price - a.price),
+          body
+        )
       return recommendation(body.item_id ? related([text(body, 'item_id')], 3) : catalog.slice(8), body)
     }
   ]
@@ -230,7 +256,14 @@ export async function handleDiscovery(request, response, url, { keys, viewed, re
   const route = ROUTES.find(([pattern]) => pattern.test(url.pathname))
   if (!route) return false
   if (request.method == 'OPTIONS') {
-    response.writeHead(204, { ...CORS, 'access-control-allow-methods': 'GET, POST', 'access-control-allow-headers': 'content-type, x-key', 'access-control-max-age': '86400' }).end()
+    response
+      .writeHead(204, {
+        ...CORS,
+        'access-control-allow-methods': 'GET, POST',
+        'access-control-allow-headers': 'content-type, x-key',
+        'access-control-max-age': '86400'
+      })
+      .end()
     return true
   }
   const callback = url.searchParams.get('callback')

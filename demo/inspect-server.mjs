@@ -17,8 +17,7 @@ function target(request) {
   }
 }
 
-const plain = (response, status, text, headers = {}) =>
-  response.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', ...headers }).end(text)
+const plain = (response, status, text, headers = {}) => response.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', ...headers }).end(text)
 
 /**
  * Starts the collector and the inspector on `host:port` (port 0 picks a free one) and resolves

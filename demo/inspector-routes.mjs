@@ -9,7 +9,10 @@ import { inspectorAccess } from './access.mjs'
 const page = readFileSync(new URL('./inspector.html', import.meta.url), 'utf8')
 // The page shows what any client sent. Should a value ever slip past textContent, the policy
 // still runs no script and loads nothing but the page's own inline script and style.
-const hash = (tag) => `'sha256-${createHash('sha256').update(new RegExp(`<${tag}>([\\s\\S]*?)</${tag}>`).exec(page)[1]).digest('base64')}'`
+const hash = (tag) =>
+  `'sha256-${createHash('sha256')
+    .update(new RegExp(`<${tag}>([\\s\\S]*?)</${tag}>`).exec(page)[1])
+    .digest('base64')}'`
 const POLICY = `default-src 'none'; script-src ${hash('script')}; style-src ${hash('style')}; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`
 
 const refuse = (response) =>

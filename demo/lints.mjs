@@ -85,7 +85,9 @@ function productViewLint({ event, properties }, productUrl) {
   let path = properties.url
   try {
     path = new URL(path).pathname
-  } catch {}
+  } catch {
+    // Not an absolute URL: judged as written.
+  }
   if (productUrl.test(path.slice(0, 2048))) return ['product-view', `view-page of ${clip(properties.url, 80)} looks like a product page but has no item_id`]
 }
 
@@ -102,7 +104,10 @@ function skewLint({ t_client }, receivedAt, sentAt) {
   }
   const off = t_client - receivedAt
   if (Math.abs(off) > SKEW_MS) {
-    return ['clock-skew', `t_client is ${duration(off)} ${off > 0 ? 'after' : 'before'} the receive time and no t_sent came to tell a wrong clock from a late send`]
+    return [
+      'clock-skew',
+      `t_client is ${duration(off)} ${off > 0 ? 'after' : 'before'} the receive time and no t_sent came to tell a wrong clock from a late send`
+    ]
   }
 }
 

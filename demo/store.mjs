@@ -41,8 +41,7 @@ const FILES = new Map(
 // A checkout form may hold this many characters.
 const MAX_FORM_CHARACTERS = 100000
 
-const escape = (text) =>
-  String(text).replace(/[&<>"']/g, (char) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[char])
+const escape = (text) => String(text).replace(/[&<>"']/g, (char) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[char])
 // `data` writes a value into a <script> element as JSON, with `<` escaped so that no value can
 // close the element.
 const data = (value) => JSON.stringify(value).replace(/</g, '\\u003c')
@@ -73,13 +72,21 @@ ${STUB}${early ? `<script>${early}</script>` : ''}
 ${script}</html>`
 }
 
-const tile = (product, extra = '') => `<a class="tile" href="/product/${escape(product.id)}" data-item-id="${escape(product.id)}" data-variant-id="${escape(product.variants[0].id)}">
+const tile = (
+  product,
+  extra = ''
+) => `<a class="tile" href="/product/${escape(product.id)}" data-item-id="${escape(product.id)}" data-variant-id="${escape(product.variants[0].id)}">
 <img src="${escape(product.image)}" alt=""><div><b>${escape(product.title)}</b><span class="price">${money(product.price)}</span>${extra}</div></a>`
 
 function home(context) {
-  return page(context, 'Home', `<h1>New season</h1><div class="grid">${catalog.map((product) => tile(product)).join('')}</div><section class="shelf" id="newest"></section>`, {
-    script: '<script src="/store/home.js"></script>'
-  })
+  return page(
+    context,
+    'Home',
+    `<h1>New season</h1><div class="grid">${catalog.map((product) => tile(product)).join('')}</div><section class="shelf" id="newest"></section>`,
+    {
+      script: '<script src="/store/home.js"></script>'
+    }
+  )
 }
 
 function product(context, item) {
@@ -138,7 +145,9 @@ function placeOrder(form) {
   const lines = (Array.isArray(posted) ? posted : [])
     // The checks compare strictly, since String() or == of an object the shopper posted can throw.
     .map((line) => ({ line, item: line && typeof line.item_id != 'object' ? byId.get(String(line.item_id)) : undefined }))
-    .filter(({ line, item }) => item && item.variants.some((variant) => variant.id === line.variant_item_id) && Number.isInteger(line.quantity) && line.quantity > 0)
+    .filter(
+      ({ line, item }) => item && item.variants.some((variant) => variant.id === line.variant_item_id) && Number.isInteger(line.quantity) && line.quantity > 0
+    )
     .map(({ line, item }) => ({ item_id: item.id, variant_item_id: line.variant_item_id, unit_price: item.price, quantity: Math.min(line.quantity, 99) }))
   const subtotal = cents(lines.reduce((sum, line) => sum + line.unit_price * line.quantity, 0))
   const shipping = subtotal >= 50 || !lines.length ? 0 : 4.9

@@ -6,28 +6,33 @@ const byId = JSON.parse(document.getElementById('store-data').textContent).produ
 function render() {
   const lines = cart.lines()
   const rows = document.getElementById('lines')
-  rows.replaceChildren(...lines.map((line) => {
-    const row = document.createElement('tr')
-    const name = document.createElement('td')
-    name.textContent = byId[line.item_id].title + ' · ' + line.variant_item_id
-    const quantity = document.createElement('td')
-    for (const [label, change] of [['−', -1], ['+', 1]]) {
-      const button = document.createElement('button')
-      button.textContent = label
-      button.className = change < 0 ? 'less' : 'more'
-      button.onclick = () => {
-        const next = cart.lines().map((other) => other.variant_item_id == line.variant_item_id ? { ...other, quantity: other.quantity + change } : other)
-        cart.save(next.filter((other) => other.quantity > 0))
-        render()
+  rows.replaceChildren(
+    ...lines.map((line) => {
+      const row = document.createElement('tr')
+      const name = document.createElement('td')
+      name.textContent = byId[line.item_id].title + ' · ' + line.variant_item_id
+      const quantity = document.createElement('td')
+      for (const [label, change] of [
+        ['−', -1],
+        ['+', 1]
+      ]) {
+        const button = document.createElement('button')
+        button.textContent = label
+        button.className = change < 0 ? 'less' : 'more'
+        button.onclick = () => {
+          const next = cart.lines().map((other) => (other.variant_item_id == line.variant_item_id ? { ...other, quantity: other.quantity + change } : other))
+          cart.save(next.filter((other) => other.quantity > 0))
+          render()
+        }
+        quantity.append(button)
       }
-      quantity.append(button)
-    }
-    quantity.insertBefore(document.createTextNode(' ' + line.quantity + ' '), quantity.lastChild)
-    const total = document.createElement('td')
-    total.textContent = '€' + (line.unit_price * line.quantity).toFixed(2)
-    row.append(name, quantity, total)
-    return row
-  }))
+      quantity.insertBefore(document.createTextNode(' ' + line.quantity + ' '), quantity.lastChild)
+      const total = document.createElement('td')
+      total.textContent = '€' + (line.unit_price * line.quantity).toFixed(2)
+      row.append(name, quantity, total)
+      return row
+    })
+  )
   document.getElementById('empty').hidden = lines.length > 0
   document.getElementById('checkout').disabled = !lines.length
   document.querySelector('input[name=cart]').value = JSON.stringify(lines)

@@ -27,23 +27,28 @@ const link = (item) => {
 search.addEventListener('input', () => {
   const q = search.value.trim()
   if (!q) return results.replaceChildren()
-  discovery().autocomplete({ q, suggestion_limit: 4, item_limit: 4 }).then((answer) => {
-    if (search.value.trim() != q) return
-    results.replaceChildren(
-      ...answer.suggestions.map((suggestion) => {
-        const button = document.createElement('button')
-        button.className = 'suggestion'
-        button.textContent = '🔍 ' + suggestion.value
-        button.onclick = () => {
-          discoveryFeedback('click-suggestion', { suggestion: suggestion.value })
-          search.value = suggestion.value
-          search.dispatchEvent(new Event('input'))
-        }
-        return button
-      }),
-      ...answer.items.map(link)
+  discovery()
+    .autocomplete({ q, suggestion_limit: 4, item_limit: 4 })
+    .then(
+      (answer) => {
+        if (search.value.trim() != q) return
+        results.replaceChildren(
+          ...answer.suggestions.map((suggestion) => {
+            const button = document.createElement('button')
+            button.className = 'suggestion'
+            button.textContent = '🔍 ' + suggestion.value
+            button.onclick = () => {
+              discoveryFeedback('click-suggestion', { suggestion: suggestion.value })
+              search.value = suggestion.value
+              search.dispatchEvent(new Event('input'))
+            }
+            return button
+          }),
+          ...answer.items.map(link)
+        )
+      },
+      (error) => console.warn(error.message)
     )
-  }, (error) => console.warn(error.message))
 })
 // A recommendation shelf is filled by a store of the client, and every change of the store's
 // state shows: a visible loading line, the tiles, or nothing when the service failed. `tile`

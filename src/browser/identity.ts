@@ -19,7 +19,7 @@ const UID_LIFETIME = 400 * 1440 * MINUTE
 export function siteDomain(): string | undefined {
   const labels = location.hostname.split('.')
   // From the last two labels up, one label more each time.
-  for (let domain = labels.pop(); labels.length; ) {
+  for (let domain = labels.pop(); labels.length;) {
     domain = labels.pop() + '.' + domain
     // path=/ is js-cookie's default.
     Cookies.set('df_probe', '1', { domain, sameSite: 'Lax' })

@@ -116,7 +116,7 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
       hold(true)
       keep(entry)
       let cut = 0
-      for (let left = chars; entries.length - cut > MAX_EVENTS || left > MAX_CHARS; ) left -= jsonOf(entries[cut++]).length
+      for (let left = chars; entries.length - cut > MAX_EVENTS || left > MAX_CHARS;) left -= jsonOf(entries[cut++]).length
       if (cut) {
         const dropped = entries.slice(0, cut)
         without(dropped)

@@ -10,7 +10,6 @@ import { trackDeclarative } from '../browser/declarative'
 
 /** The README's stub, or the tracker's command function once it has loaded. */
 type Command = ((...args: unknown[]) => void) & { q?: ArrayLike<unknown>[] }
-
 ;(() => {
   const page = window as Window & { discoveryFeedback?: unknown; discoveryFeedbackDeclarative?: boolean }
   // Loaded twice, it would send every click twice.

@@ -34,7 +34,16 @@ function serverUser(event: string, user: unknown): User {
  * sender, one at a time while the collector is not known to answer, with bounded memory.
  */
 export function createServerTracker(options: ServerTrackerOptions): ServerTracker {
-  const { key, endpoint, maxBatchEvents = 50, flushInterval = 1000, maxInFlight = 4, maxQueuedEvents = 20000, maxAttempts = 6, requestTimeout = 10000 } = options
+  const {
+    key,
+    endpoint,
+    maxBatchEvents = 50,
+    flushInterval = 1000,
+    maxInFlight = 4,
+    maxQueuedEvents = 20000,
+    maxAttempts = 6,
+    requestTimeout = 10000
+  } = options
   if (!key || !endpoint) throw feedbackError('init', key ? 'endpoint' : 'key', 'is required')
   const counts = { sent: 0, retried: 0 }
   const dropped = { invalid: 0, too_large: 0, rejected: 0, overflow: 0, undelivered: 0 }
@@ -79,10 +88,13 @@ export function createServerTracker(options: ServerTrackerOptions): ServerTracke
     if (at >= due) return
     clearTimeout(timer)
     due = at
-    timer = setTimeout(() => {
-      due = Infinity
-      pump()
-    }, Math.max(0, at - Date.now()))
+    timer = setTimeout(
+      () => {
+        due = Infinity
+        pump()
+      },
+      Math.max(0, at - Date.now())
+    )
   }
 
   function settle() {

@@ -19,8 +19,7 @@ export function jsonOf(entry: Packed<unknown>): string {
  * where 4 go on the wire: the estimate errs on the safe side. On ASCII text (most events) each
  * expression finds nothing and allocates nothing.
  */
-export const byteLength = (text: string) =>
-  text.length + (text.match(/[^\0-\x7f]/g) || []).length + (text.match(/[^\0-\u07ff]/g) || []).length
+export const byteLength = (text: string) => text.length + (text.match(/[^\0-\x7f]/g) || []).length + (text.match(/[^\0-\u07ff]/g) || []).length
 
 /** Whether an event alone, between the array's brackets, is over `maxBytes`. */
 export const tooLarge = (entry: Packed<unknown>, maxBytes: number) => byteLength(jsonOf(entry)) + 2 > maxBytes
@@ -38,7 +37,12 @@ export interface Body<Entry extends Packed<unknown>> {
  * An event too large for any body on its own is handed to `onTooLarge` instead. Stops after
  * `maxBodies` bodies: what is left waits.
  */
-export function pack<Entry extends Packed<unknown>>(entries: Entry[], maxBytes: number, onTooLarge: (entry: Entry) => void, maxBodies = Infinity): Body<Entry>[] {
+export function pack<Entry extends Packed<unknown>>(
+  entries: Entry[],
+  maxBytes: number,
+  onTooLarge: (entry: Entry) => void,
+  maxBodies = Infinity
+): Body<Entry>[] {
   const bodies: Body<Entry>[] = []
   let body = ''
   let size = 1 // the closing bracket

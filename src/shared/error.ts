@@ -6,9 +6,7 @@ import type { FeedbackError } from './types'
  * the call.
  */
 export function feedbackError(event: string | undefined, field: string | undefined, rule: string): FeedbackError {
-  const error = new Error(
-    'discovery-feedback: ' + (event ? event + ': ' : '') + (field ? field + ' ' : '') + rule
-  ) as FeedbackError
+  const error = new Error('discovery-feedback: ' + (event ? event + ': ' : '') + (field ? field + ' ' : '') + rule) as FeedbackError
   error.name = 'FeedbackError'
   error.event = event
   error.field = field

@@ -11,8 +11,7 @@ let collector: Awaited<ReturnType<typeof startCollector>>
 let pages: Awaited<ReturnType<typeof startPages>>
 
 const shop = (attributes = '') =>
-  STUB +
-  `<script async src="/discovery-feedback.min.js" data-key="KEY" data-endpoint="${collector.url}" data-auto-view-page="false" ${attributes}></script>`
+  STUB + `<script async src="/discovery-feedback.min.js" data-key="KEY" data-endpoint="${collector.url}" data-auto-view-page="false" ${attributes}></script>`
 
 beforeAll(async () => {
   ;[browser, collector, pages] = await Promise.all([launch(), startCollector(), startPages()])

@@ -411,7 +411,11 @@ describe('delivery', () => {
     expect(bodies().reduce((sum: number, count: number) => sum + count, 0)).toBe(300)
     expect(fetch.mock.calls.length).toBeLessThanOrEqual(20)
     // Every request but the last carried a full batch: an answer never sends a straggler.
-    expect(bodies().slice(0, -1).every((count: number) => count >= 20)).toBe(true)
+    expect(
+      bodies()
+        .slice(0, -1)
+        .every((count: number) => count >= 20)
+    ).toBe(true)
     expect(tracker.stats()).toMatchObject({ queued: 0, sent: 300 })
   })
 })
@@ -420,11 +424,14 @@ describe('fuzz', () => {
   it('survives 10,000 random calls: no exception escapes, each valid event queued once, each invalid reported', async () => {
     network({ answer: () => 'offline' })
     let seed = 42
-    const random = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648)
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648
     const pick = <T>(items: T[]): T => items[Math.floor(random() * items.length)]
     const values = (): unknown =>
       pick([undefined, null, '', 'x', '42', 'a'.repeat(300), 0, -1, 1, 2.5, NaN, Infinity, true, [], {}, [1], { a: 1 }, Symbol('s'), () => 1, 10 ** 21])
-    const line = () => (random() < 0.7 ? { item_id: '1', variant_item_id: '1', unit_price: 9.5, quantity: 1 } : { item_id: values(), variant_item_id: values(), unit_price: values(), quantity: values() })
+    const line = () =>
+      random() < 0.7
+        ? { item_id: '1', variant_item_id: '1', unit_price: 9.5, quantity: 1 }
+        : { item_id: values(), variant_item_id: values(), unit_price: values(), quantity: values() }
     const good: Record<string, () => Record<string, unknown>> = {
       'click-suggestion': () => ({ rid: 'a-1', suggestion: 's' }),
       'click-item': () => ({ item_id: '1', variant_item_id: '1' }),
@@ -442,7 +449,8 @@ describe('fuzz', () => {
     for (let i = 0; i < 10000; i++) {
       const name = pick(names)
       let properties: unknown = Object.hasOwn(good, name) ? good[name]() : {}
-      if (random() < 0.5) properties = random() < 0.3 ? values() : { ...(properties as object), [pick(Object.keys(properties as object).concat('extra'))]: values() }
+      if (random() < 0.5)
+        properties = random() < 0.3 ? values() : { ...(properties as object), [pick(Object.keys(properties as object).concat('extra'))]: values() }
       const before = tracker.stats()
       const errorsBefore = onError.mock.calls.length
       expect(() => tracker.track(name as never, properties as never)).not.toThrow()
@@ -457,7 +465,10 @@ describe('fuzz', () => {
     }
     expect(accepted).toBeGreaterThan(1000)
     expect(expectedErrors).toBeGreaterThan(1000)
-    expect(tracker.stats()).toMatchObject({ queued: Math.min(accepted, MAX_EVENTS), dropped: { invalid: expectedErrors, overflow: Math.max(0, accepted - MAX_EVENTS) } })
+    expect(tracker.stats()).toMatchObject({
+      queued: Math.min(accepted, MAX_EVENTS),
+      dropped: { invalid: expectedErrors, overflow: Math.max(0, accepted - MAX_EVENTS) }
+    })
     const net = network()
     await tracker.flush()
     await settle()

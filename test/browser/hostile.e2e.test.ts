@@ -105,7 +105,10 @@ describe('hostile pages in Chromium', () => {
   })
 
   it('keeps uid and sid for the page inside a frame sandboxed without allow-same-origin, where cookies and storage throw', async () => {
-    servers.page('/shop', `<script>addEventListener('message', (event) => (window.cookieAccess = event.data))</script><iframe sandbox="allow-scripts" src="/widget"></iframe>`)
+    servers.page(
+      '/shop',
+      `<script>addEventListener('message', (event) => (window.cookieAccess = event.data))</script><iframe sandbox="allow-scripts" src="/widget"></iframe>`
+    )
     servers.page(
       '/widget',
       STUB +
@@ -177,7 +180,11 @@ describe('API fuzz in Chromium', () => {
     await waitFor(() => received().length >= validIds.size, validIds.size + ' valid clicks', 20000)
     await leave(page)
     await whenQuiet(() => servers.collector.requests.length, 500)
-    expect(received().map((event) => event.properties.item_id).sort()).toEqual([...validIds].sort())
+    expect(
+      received()
+        .map((event) => event.properties.item_id)
+        .sort()
+    ).toEqual([...validIds].sort())
     expect(seen.pageErrors).toEqual([])
   })
 })

@@ -13,7 +13,12 @@ isolateEachTest()
 
 // What a test adds to the page's built-ins is taken away again, whatever the test's outcome.
 const undo: (() => void)[] = []
-afterEach(() => undo.splice(0).reverse().forEach((step) => step()))
+afterEach(() =>
+  undo
+    .splice(0)
+    .reverse()
+    .forEach((step) => step())
+)
 
 function define(target: object, name: string, descriptor: PropertyDescriptor) {
   const before = Object.getOwnPropertyDescriptor(target, name)
@@ -112,7 +117,12 @@ describe('values that throw', () => {
     const net = network()
     const { errors, onError } = errorsOf()
     const tracker = make({ onError })
-    for (const call of [() => tracker.clickItem(properties as never), () => tracker.track('click-item', properties as never), () => tracker.identify(properties as never), () => tracker.viewPage(properties as never)]) {
+    for (const call of [
+      () => tracker.clickItem(properties as never),
+      () => tracker.track('click-item', properties as never),
+      () => tracker.identify(properties as never),
+      () => tracker.viewPage(properties as never)
+    ]) {
       expect(call).not.toThrow()
     }
     expect(errors).toHaveLength(4)

@@ -165,9 +165,10 @@ describe.each(ENGINES)('lifecycle in %s', (name) => {
     const times = stored.map((event) => event.t_client)
     expect(times).toEqual([...times].sort((a, b) => a - b))
     expect(grantedAt - times[times.length - 1]).toBeGreaterThan(1000)
-    expect(
-      await page.evaluate(`document.cookie.split(/; */).filter((c) => c.startsWith('df_')).map((c) => c.split('=')[0]).sort()`)
-    ).toEqual(['df_sid', 'df_uid'])
+    expect(await page.evaluate(`document.cookie.split(/; */).filter((c) => c.startsWith('df_')).map((c) => c.split('=')[0]).sort()`)).toEqual([
+      'df_sid',
+      'df_uid'
+    ])
     noErrors(page)
   })
 

@@ -73,10 +73,7 @@ describe('a page left within its first task', () => {
     await waitFor(() => views().length >= loads, loads + ' view-pages', 20000).catch(() => {})
     await whenQuiet(() => servers.collector.requests.length)
     const urls = views().map((event) => new URL(event.properties.url as string).pathname + new URL(event.properties.url as string).search)
-    const expected = [
-      ...Array.from({ length: loads / 2 }, (_, i) => '/redirect?n=' + i),
-      ...Array.from({ length: loads / 2 }, (_, i) => '/framed?n=' + i)
-    ]
+    const expected = [...Array.from({ length: loads / 2 }, (_, i) => '/redirect?n=' + i), ...Array.from({ length: loads / 2 }, (_, i) => '/framed?n=' + i)]
     expect({ missing: expected.filter((url) => !urls.includes(url)), twice: urls.filter((url, i) => urls.indexOf(url) != i) }).toEqual({
       missing: [],
       twice: []

@@ -25,7 +25,8 @@ beforeAll(async () => {
   collector = await startCollector()
   // npm ci --prefix test/frameworks (npm test does it) installs the frameworks; the package
   // itself is linked under its name, as npm would install it.
-  if (!existsSync(join(frameworks, 'node_modules/vite'))) throw new Error('test/frameworks is not installed: npm ci --prefix test/frameworks (npm test does it)')
+  if (!existsSync(join(frameworks, 'node_modules/vite')))
+    throw new Error('test/frameworks is not installed: npm ci --prefix test/frameworks (npm test does it)')
   const linked = join(frameworks, 'node_modules/discovery-feedback')
   if (!existsSync(linked)) symlinkSync(root, linked, 'dir')
   const { build } = await import(join(frameworks, 'node_modules/vite/dist/node/index.js'))

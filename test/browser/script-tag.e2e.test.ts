@@ -107,9 +107,7 @@ describe('script tag in Chromium', () => {
 
     const url = servers.origin + '/product/42?color=red'
     const expected = [
-      ...calls.map(([event, properties]) =>
-        event == 'view-page' ? [event, { url, ref: '', ...VIEWPORT, ...properties }] : [event, properties]
-      ),
+      ...calls.map(([event, properties]) => (event == 'view-page' ? [event, { url, ref: '', ...VIEWPORT, ...properties }] : [event, properties])),
       // SPEC "Event kinds": add-to-cart comes with its click-item.
       ['click-item', { rid: 'rec-1', item_id: 'sku-7', variant_item_id: 'sku-7-s' }]
     ]
@@ -155,9 +153,7 @@ describe('script tag in Chromium', () => {
     expect(await page.evaluate(() => (window as any).discoveryFeedback.tracker.stats().queued)).toBe(1)
     expect(servers.posts()).toEqual([])
     const events = await leaveAndCollect(page, 1, 'the view-page')
-    expect(events.map((event) => [event.event, event.properties])).toEqual([
-      ['view-page', { url: servers.origin + '/plain', ref: '', ...VIEWPORT }]
-    ])
+    expect(events.map((event) => [event.event, event.properties])).toEqual([['view-page', { url: servers.origin + '/plain', ref: '', ...VIEWPORT }]])
     expect(onTheWire()).toHaveLength(1)
     expect(seen.pageErrors).toEqual([])
   })
@@ -171,9 +167,7 @@ describe('script tag in Chromium', () => {
     const referrer = await page.evaluate(() => document.referrer)
     expect(referrer).toBe(servers.origin + '/landing')
     const events = await leaveAndCollect(page, 1, 'the view-page')
-    expect(events.map((event) => [event.event, event.properties])).toEqual([
-      ['view-page', { url: servers.origin + '/plain', ref: referrer, ...VIEWPORT }]
-    ])
+    expect(events.map((event) => [event.event, event.properties])).toEqual([['view-page', { url: servers.origin + '/plain', ref: referrer, ...VIEWPORT }]])
   })
 
   it('ESM build in a SPA: one view-page per URL change, with the previous URL as ref', async () => {
@@ -359,7 +353,10 @@ describe('script tag in Chromium', () => {
     await page.goBack({ waitUntil: 'commit' })
     const restored = await page
       .waitForFunction(() => (window as any).pageshows.includes(true), undefined, { timeout: 5000 })
-      .then(() => true, () => false)
+      .then(
+        () => true,
+        () => false
+      )
     expect(restored, 'A was not restored from the back/forward cache: ' + blockers.join(', ')).toBe(true)
     expect(blockers).toEqual([])
     const events = await leaveAndCollect(page, 2, 'the view-page of the restored page')

@@ -3,7 +3,8 @@ import type { CommandFunction } from '../../src/index'
 import { ENDPOINT, network, resetPage } from '../support/helpers'
 import { quietConsole } from '../support/console'
 
-const STUB = 'window.discoveryFeedback=typeof discoveryFeedback=="function"?discoveryFeedback:function(){(discoveryFeedback.q=discoveryFeedback.q||[]).push(arguments)};'
+const STUB =
+  'window.discoveryFeedback=typeof discoveryFeedback=="function"?discoveryFeedback:function(){(discoveryFeedback.q=discoveryFeedback.q||[]).push(arguments)};'
 const global = window as unknown as { discoveryFeedback?: any }
 
 // Runs the README's stub snippet as the page would.

@@ -159,7 +159,7 @@ describe('createTracker', () => {
     expect(() => tracker.track('nope' as never, {} as never)).not.toThrow()
   })
 
-  it('throws in strict mode, for the merchant\'s own tests', () => {
+  it("throws in strict mode, for the merchant's own tests", () => {
     const tracker = make({ strict: true })
     expect(() => tracker.clickItem({ item_id: '', variant_item_id: '1' })).toThrow(
       'discovery-feedback: click-item: item_id must be a non-empty string, got string'
@@ -236,7 +236,10 @@ describe('createTracker', () => {
 
 describe('automatic view-page', () => {
   const views = (beacons: ReturnType<typeof network>) =>
-    beacons.events().filter((event) => event.event == 'view-page').map((event) => event.properties)
+    beacons
+      .events()
+      .filter((event) => event.event == 'view-page')
+      .map((event) => event.properties)
 
   it('sends one on load with the referrer and the viewport size', () => {
     const beacons = network()

@@ -147,57 +147,66 @@ async function walk(way: Way, servers: Servers, context: BrowserContext) {
 
 // One walk at a time: run side by side on two cores, pages live longer than a shopper's would.
 describe('a shopper walks 12 pages, 300 ms each, a view-page and a click-item per page', () => {
-  it.for<Way>(['link', 'script', 'tab', 'bfcache'])('leaving by %s: ≤ 1.02 envelopes per event, every event received', async (way, { expect }) => {
-    const servers = await startServers()
-    const context = await browser.newContext()
-    await context.addInitScript(OBSERVE)
-    try {
-      for (let n = 0; n <= LAST; n++) servers.page('/shop/' + n, shopPage(n))
-      const { visits, errors, maxInFlight } = await walk(way, servers, context)
-      const received = servers.collector.received()
-      const posts = servers.posts()
-      // 12 view-pages and 12 click-items, plus the view-page of the last page.
-      const tracked = 2 * PAGES + 1
-      const ratio = received.length / tracked
-      const views = received.filter((event) => event.event == 'view-page')
-      const clicks = received.filter((event) => event.event == 'click-item')
-      const uniqueViews = new Set(views.map((event) => event.event_id))
-      const uniqueClicks = new Set(clicks.map((event) => event.event_id))
-      const checks = posts.filter((request) => request.query.has('unconfirmed'))
-      const summary = {
-        way,
-        tracked,
-        received: received.length,
-        perEvent: Number(ratio.toFixed(3)),
-        uniqueViews: uniqueViews.size,
-        uniqueClicks: uniqueClicks.size,
-        posts: posts.length,
-        beacons: posts.filter((request) => request.mode == 'no-cors').length,
-        fetches: posts.filter((request) => request.mode == 'cors').length,
-        unconfirmedChecks: checks.length,
-        checksWithoutEvents: checks.filter((request) => !request.events.length).length,
-        restored: visits.filter((visit) => visit.restored).length,
-        maxInFlightLastPage: maxInFlight
+  it.for<Way>(['link', 'script', 'tab', 'bfcache'])(
+    'leaving by %s: ≤ 1.02 envelopes per event, every event received',
+    async (way, { expect }) => {
+      const servers = await startServers()
+      const context = await browser.newContext()
+      await context.addInitScript(OBSERVE)
+      try {
+        for (let n = 0; n <= LAST; n++) servers.page('/shop/' + n, shopPage(n))
+        const { visits, errors, maxInFlight } = await walk(way, servers, context)
+        const received = servers.collector.received()
+        const posts = servers.posts()
+        // 12 view-pages and 12 click-items, plus the view-page of the last page.
+        const tracked = 2 * PAGES + 1
+        const ratio = received.length / tracked
+        const views = received.filter((event) => event.event == 'view-page')
+        const clicks = received.filter((event) => event.event == 'click-item')
+        const uniqueViews = new Set(views.map((event) => event.event_id))
+        const uniqueClicks = new Set(clicks.map((event) => event.event_id))
+        const checks = posts.filter((request) => request.query.has('unconfirmed'))
+        const summary = {
+          way,
+          tracked,
+          received: received.length,
+          perEvent: Number(ratio.toFixed(3)),
+          uniqueViews: uniqueViews.size,
+          uniqueClicks: uniqueClicks.size,
+          posts: posts.length,
+          beacons: posts.filter((request) => request.mode == 'no-cors').length,
+          fetches: posts.filter((request) => request.mode == 'cors').length,
+          unconfirmedChecks: checks.length,
+          checksWithoutEvents: checks.filter((request) => !request.events.length).length,
+          restored: visits.filter((visit) => visit.restored).length,
+          maxInFlightLastPage: maxInFlight
+        }
+        console.log('wire: walk ' + JSON.stringify(summary))
+        const duplicates = received.filter((event, i) => received.findIndex((other) => other.event_id == event.event_id) != i)
+        expect(errors).toEqual([])
+        expect(servers.preflights()).toEqual([])
+        // Every click-item, by its item_id, at least once.
+        const clicked = new Set(clicks.map((event) => (event as Envelope<'click-item'>).properties.item_id))
+        expect(
+          visits.filter((visit) => visit.click && !clicked.has(visit.click)).map((visit) => visit.click),
+          'click-items never received'
+        ).toEqual([])
+        expect(uniqueClicks.size).toBe(PAGES)
+        // Every view-page: one per visit, URLs in the order of the visits.
+        expect(uniqueViews.size, 'distinct view-pages').toBe(visits.length)
+        const firstOfEach = views.filter((event, i) => views.findIndex((other) => other.event_id == event.event_id) == i)
+        expect(firstOfEach.map((event) => (event as Envelope<'view-page'>).properties.url).sort()).toEqual(visits.map((visit) => visit.url).sort())
+        if (way == 'bfcache') expect(summary.restored, 'visits shown from the back/forward cache').toBe(PAGES / 2)
+        expect(ratio, 'envelopes per tracked event; resent: ' + JSON.stringify(duplicates.map((event) => [event.event, event.event_id]))).toBeLessThanOrEqual(
+          1.02
+        )
+      } finally {
+        await context.close()
+        await servers.close()
       }
-      console.log('wire: walk ' + JSON.stringify(summary))
-      const duplicates = received.filter((event, i) => received.findIndex((other) => other.event_id == event.event_id) != i)
-      expect(errors).toEqual([])
-      expect(servers.preflights()).toEqual([])
-      // Every click-item, by its item_id, at least once.
-      const clicked = new Set(clicks.map((event) => (event as Envelope<'click-item'>).properties.item_id))
-      expect(visits.filter((visit) => visit.click && !clicked.has(visit.click)).map((visit) => visit.click), 'click-items never received').toEqual([])
-      expect(uniqueClicks.size).toBe(PAGES)
-      // Every view-page: one per visit, URLs in the order of the visits.
-      expect(uniqueViews.size, 'distinct view-pages').toBe(visits.length)
-      const firstOfEach = views.filter((event, i) => views.findIndex((other) => other.event_id == event.event_id) == i)
-      expect(firstOfEach.map((event) => (event as Envelope<'view-page'>).properties.url).sort()).toEqual(visits.map((visit) => visit.url).sort())
-      if (way == 'bfcache') expect(summary.restored, 'visits shown from the back/forward cache').toBe(PAGES / 2)
-      expect(ratio, 'envelopes per tracked event; resent: ' + JSON.stringify(duplicates.map((event) => [event.event, event.event_id]))).toBeLessThanOrEqual(1.02)
-    } finally {
-      await context.close()
-      await servers.close()
-    }
-  }, 60000)
+    },
+    60000
+  )
 })
 
 /** A collector that answers every request `delay` ms late, and counts requests open at once. */
@@ -228,7 +237,10 @@ async function startSlowCollector(delay: number) {
         posts.push({ events, query: url.searchParams, mode: request.headers['sec-fetch-mode'] })
       } else others++
       setTimeout(
-        () => response.writeHead(204, { 'access-control-allow-origin': '*', 'access-control-allow-headers': 'content-type', 'access-control-allow-methods': 'POST' }).end(),
+        () =>
+          response
+            .writeHead(204, { 'access-control-allow-origin': '*', 'access-control-allow-headers': 'content-type', 'access-control-allow-methods': 'POST' })
+            .end(),
         request.method == 'POST' ? delay : 0
       )
     })
@@ -250,15 +262,17 @@ async function startSlowCollector(delay: number) {
 
 describe('300 clicks, one per task, against a collector answering late', () => {
   const CLICKS = 300
-  it.for([0, 150, 1000])('answers %i ms late: ≤ 20 requests, each event once, ≤ 6 in flight', async (delay, { expect }) => {
-    const [collector, pages] = await Promise.all([startSlowCollector(delay), startPages()])
-    const context = await browser.newContext()
-    await context.addInitScript(OBSERVE)
-    try {
-      pages.page(
-        '/clicks',
-        SCRIPT_TAG(collector.url, 'data-auto-view-page="false"') +
-          `<script>window.run = (count) => new Promise((done) => {
+  it.for([0, 150, 1000])(
+    'answers %i ms late: ≤ 20 requests, each event once, ≤ 6 in flight',
+    async (delay, { expect }) => {
+      const [collector, pages] = await Promise.all([startSlowCollector(delay), startPages()])
+      const context = await browser.newContext()
+      await context.addInitScript(OBSERVE)
+      try {
+        pages.page(
+          '/clicks',
+          SCRIPT_TAG(collector.url, 'data-auto-view-page="false"') +
+            `<script>window.run = (count) => new Promise((done) => {
             let i = 0
             const step = () => {
               discoveryFeedback('click-item', { item_id: 'c-' + i, variant_item_id: 'v' })
@@ -267,43 +281,45 @@ describe('300 clicks, one per task, against a collector answering late', () => {
             }
             setTimeout(step, 0)
           })</script>`
-      )
-      const page = await context.newPage()
-      const seen = watch(page)
-      await page.goto(pages.origin + '/clicks')
-      await page.waitForFunction(() => (window as any).discoveryFeedback.tracker)
-      const started = Date.now()
-      await page.evaluate((count) => (window as any).run(count), CLICKS)
-      const clicking = Date.now() - started
-      await waitFor(() => new Set(collector.received().map((event) => event.event_id)).size >= CLICKS, CLICKS + ' events', 15000).catch(() => {})
-      await whenQuiet(() => collector.posts.length, Math.max(1500, delay + 500))
-      const received = collector.received()
-      const ids = received.map((event) => (event as Envelope<'click-item'>).properties.item_id)
-      const pageMax = await page.evaluate(() => (window as any).__maxInFlight)
-      const summary = {
-        delay,
-        clickingMs: clicking,
-        requests: collector.posts.length,
-        received: received.length,
-        unique: new Set(received.map((event) => event.event_id)).size,
-        batchSizes: collector.posts.map((post) => post.events.length),
-        maxInFlightServer: collector.maxOpen(),
-        maxInFlightPage: pageMax,
-        beacons: collector.posts.filter((post) => post.mode == 'no-cors').length
+        )
+        const page = await context.newPage()
+        const seen = watch(page)
+        await page.goto(pages.origin + '/clicks')
+        await page.waitForFunction(() => (window as any).discoveryFeedback.tracker)
+        const started = Date.now()
+        await page.evaluate((count) => (window as any).run(count), CLICKS)
+        const clicking = Date.now() - started
+        await waitFor(() => new Set(collector.received().map((event) => event.event_id)).size >= CLICKS, CLICKS + ' events', 15000).catch(() => {})
+        await whenQuiet(() => collector.posts.length, Math.max(1500, delay + 500))
+        const received = collector.received()
+        const ids = received.map((event) => (event as Envelope<'click-item'>).properties.item_id)
+        const pageMax = await page.evaluate(() => (window as any).__maxInFlight)
+        const summary = {
+          delay,
+          clickingMs: clicking,
+          requests: collector.posts.length,
+          received: received.length,
+          unique: new Set(received.map((event) => event.event_id)).size,
+          batchSizes: collector.posts.map((post) => post.events.length),
+          maxInFlightServer: collector.maxOpen(),
+          maxInFlightPage: pageMax,
+          beacons: collector.posts.filter((post) => post.mode == 'no-cors').length
+        }
+        console.log('wire: clicks ' + JSON.stringify(summary))
+        expect(seen.pageErrors).toEqual([])
+        expect(collector.others(), 'preflights or other requests').toBe(0)
+        expect([...ids].sort()).toEqual(Array.from({ length: CLICKS }, (_, i) => 'c-' + i).sort())
+        expect(received).toHaveLength(CLICKS)
+        expect(collector.maxOpen(), 'requests open at the collector at once').toBeLessThanOrEqual(6)
+        expect(pageMax, 'fetches outstanding in the page at once').toBeLessThanOrEqual(6)
+        expect(collector.posts.length, 'requests for ' + CLICKS + ' events').toBeLessThanOrEqual(20)
+      } finally {
+        await context.close()
+        await Promise.all([collector.close(), pages.close()])
       }
-      console.log('wire: clicks ' + JSON.stringify(summary))
-      expect(seen.pageErrors).toEqual([])
-      expect(collector.others(), 'preflights or other requests').toBe(0)
-      expect([...ids].sort()).toEqual(Array.from({ length: CLICKS }, (_, i) => 'c-' + i).sort())
-      expect(received).toHaveLength(CLICKS)
-      expect(collector.maxOpen(), 'requests open at the collector at once').toBeLessThanOrEqual(6)
-      expect(pageMax, 'fetches outstanding in the page at once').toBeLessThanOrEqual(6)
-      expect(collector.posts.length, 'requests for ' + CLICKS + ' events').toBeLessThanOrEqual(20)
-    } finally {
-      await context.close()
-      await Promise.all([collector.close(), pages.close()])
-    }
-  }, 60000)
+    },
+    60000
+  )
 })
 
 describe('a collector that fails the exit beacon only', () => {
@@ -337,7 +353,9 @@ describe('a collector that fails the exit beacon only', () => {
       const stored = collector.stored()
       const expected = [...clicks.map((id) => 'click-item ' + id), 'view-page ' + pages.origin + '/fault/a', 'view-page ' + pages.origin + '/fault/b']
       const got = stored.map((event) =>
-        event.event == 'click-item' ? 'click-item ' + (event as Envelope<'click-item'>).properties.item_id : event.event + ' ' + (event as Envelope<'view-page'>).properties.url
+        event.event == 'click-item'
+          ? 'click-item ' + (event as Envelope<'click-item'>).properties.item_id
+          : event.event + ' ' + (event as Envelope<'view-page'>).properties.url
       )
       const lost = expected.filter((name) => !got.includes(name))
       const eventIds = stored.map((event) => event.event_id)

@@ -72,7 +72,7 @@ describe('discovery client', () => {
     expect(typeof JSON.parse((fetch.mock.calls[0][1] as RequestInit).body as string).t_client).toBe('string')
   })
 
-  it('rejects a missing key with SPEC\'s error as kind api', async () => {
+  it("rejects a missing key with SPEC's error as kind api", async () => {
     const error = await failure(client({ key: '' }).autocomplete({ q: 'x' }))
     expect(error).toMatchObject({ name: 'DiscoveryError', kind: 'api', status: 401, route: '/v3/autocomplete' })
     expect(error.message).toBe('discovery-feedback: /v3/autocomplete: An API key must be provided. (HTTP 401)')

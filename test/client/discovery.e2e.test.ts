@@ -58,7 +58,7 @@ describe('rids flow from responses into clicks, in Chromium', () => {
     expect(seen.pageErrors).toEqual([])
   })
 
-  it('a shelf tile (declarative attributes, no rid in the page code) carries its response\'s rid', async () => {
+  it("a shelf tile (declarative attributes, no rid in the page code) carries its response's rid", async () => {
     const page = await context.newPage()
     const answer = page.waitForResponse((response) => response.url().includes('/viewed/viewed'))
     await page.goto(demo.url + '/product/1001')
@@ -74,7 +74,7 @@ describe('rids flow from responses into clicks, in Chromium', () => {
 })
 
 describe('recommendation stores in Chromium', () => {
-  it('product page: a store fills the bought-together shelf, shows its loading state, and a click on a tile carries that shelf\'s rid', async () => {
+  it("product page: a store fills the bought-together shelf, shows its loading state, and a click on a tile carries that shelf's rid", async () => {
     const page = await context.newPage()
     const seen = watch(page)
     // The service's answer held back 800 ms, so the loading state can be seen.
@@ -115,9 +115,21 @@ describe('JSONP in Chromium', () => {
     const result = await page.evaluate(async () => {
       const { createClient } = (window as any).discoveryFeedbackClient
       const client = createClient({ key: 'demo-key', baseUrl: '', jsonp: true })
-      const answers = await Promise.all([client.autocomplete({ q: 'boot' }), client.newest({ limit: 2 }), client.smartCollection('sale'), client.searchContent({ q: 'cap' })])
-      const keyless = await createClient({ key: '', baseUrl: '', jsonp: true }).newest().catch((error: any) => ({ kind: error.kind, message: error.message }))
-      return { rids: answers.map((answer: any) => answer.meta.rid[0]), items: answers[1].items.length, keyless, leftovers: Object.keys(window).filter((name) => name.startsWith('__discoveryFeedback')) }
+      const answers = await Promise.all([
+        client.autocomplete({ q: 'boot' }),
+        client.newest({ limit: 2 }),
+        client.smartCollection('sale'),
+        client.searchContent({ q: 'cap' })
+      ])
+      const keyless = await createClient({ key: '', baseUrl: '', jsonp: true })
+        .newest()
+        .catch((error: any) => ({ kind: error.kind, message: error.message }))
+      return {
+        rids: answers.map((answer: any) => answer.meta.rid[0]),
+        items: answers[1].items.length,
+        keyless,
+        leftovers: Object.keys(window).filter((name) => name.startsWith('__discoveryFeedback'))
+      }
     })
     expect(result).toEqual({
       rids: ['a', 'r', 'c', 's'],

@@ -90,7 +90,8 @@ describe('recommendation stores', () => {
     expect(state.meta!.rid).toMatch(/^r-/)
     // This user has viewed nothing, so only latest answers an empty shelf.
     expect(state.items.length > 0).toBe(name != 'latest')
-    for (const item of state.items) expect(item).toMatchObject({ id: expect.any(String), title: expect.any(String), price: expect.any(Array), variants_ids: expect.any(Array) })
+    for (const item of state.items)
+      expect(item).toMatchObject({ id: expect.any(String), title: expect.any(String), price: expect.any(Array), variants_ids: expect.any(Array) })
   })
 
   it('asks the configured slots for trending and featured', async () => {
@@ -133,7 +134,7 @@ describe('recommendation stores', () => {
     expect(store.emit('setRequestBody', { payload: { limit: -1 } }).getState().error).toMatchObject({ event: 'setRequestBody', field: 'limit' })
   })
 
-  it('sends the store\'s user, or the payload\'s, with a numeric ip as text', async () => {
+  it("sends the store's user, or the payload's, with a numeric ip as text", async () => {
     const fetch = vi.spyOn(globalThis, 'fetch')
     const store = createRecommendations(client(), { user: { uid: 'store-uid', sid: 's', ip: 2130706433 } })
     await settled(store.emit('newest'))
@@ -294,7 +295,7 @@ describe('recommendation stores', () => {
   })
 })
 
-describe('shelf clicks carry the shelf\'s rid', () => {
+describe("shelf clicks carry the shelf's rid", () => {
   it('a click on a tile of either shelf carries the rid of the answer that filled that shelf', async () => {
     const calls: unknown[] = []
     const tracker = {

@@ -14,7 +14,9 @@ let bin: string
 beforeAll(() => {
   const manifest = JSON.parse(readFileSync('package.json', 'utf8'))
   const npm = process.platform == 'win32' ? 'npm.cmd' : 'npm'
-  const [{ files }] = JSON.parse(execFileSync(npm, ['pack', '--dry-run', '--json', '--ignore-scripts'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }))
+  const [{ files }] = JSON.parse(
+    execFileSync(npm, ['pack', '--dry-run', '--json', '--ignore-scripts'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })
+  )
   packageDir = join(mkdtempSync(join(tmpdir(), 'df-pack-')), 'discovery-feedback')
   for (const { path } of files as { path: string }[]) {
     mkdirSync(dirname(join(packageDir, path)), { recursive: true })
@@ -30,7 +32,10 @@ afterAll(() => running.forEach((child) => child.kill('SIGKILL')))
 /** Starts the bin; resolves with its printed output once it says it is ready, or once it exits. */
 async function run(args: string[], env: Record<string, string> = {}) {
   const cwd = mkdtempSync(join(tmpdir(), 'df-inspect-'))
-  const child = spawn(process.execPath, [bin, ...args], { cwd, env: { ...process.env, COLLECTOR_KEYS: '', COLLECTOR_KEYS_FILE: '', INSPECTOR_TOKEN: '', ...env } })
+  const child = spawn(process.execPath, [bin, ...args], {
+    cwd,
+    env: { ...process.env, COLLECTOR_KEYS: '', COLLECTOR_KEYS_FILE: '', INSPECTOR_TOKEN: '', ...env }
+  })
   running.push(child)
   let output = ''
   child.stdout.on('data', (data) => (output += data))
@@ -43,7 +48,9 @@ async function run(args: string[], env: Record<string, string> = {}) {
 const post = (url: string, key: string) =>
   fetch(url, {
     method: 'POST',
-    body: JSON.stringify([{ event: 'click-item', properties: { item_id: '1', variant_item_id: '1-1' }, key, t_client: Date.now(), user: { uid: 'u', sid: 's' } }])
+    body: JSON.stringify([
+      { event: 'click-item', properties: { item_id: '1', variant_item_id: '1-1' }, key, t_client: Date.now(), user: { uid: 'u', sid: 's' } }
+    ])
   }).then((response) => response.status)
 
 describe('npx discovery-feedback inspect', () => {

@@ -13,7 +13,11 @@ type Started = { url: string; file: string; close: () => Promise<void> }
 const running: Started[] = []
 
 // `keys: null` starts the collector without the option, as the reference comes.
-async function start(file = join(mkdtempSync(join(tmpdir(), 'collector-')), 'events.ndjson'), maxBodyBytes?: number, keys: string[] | null = ['KEY']): Promise<Started> {
+async function start(
+  file = join(mkdtempSync(join(tmpdir(), 'collector-')), 'events.ndjson'),
+  maxBodyBytes?: number,
+  keys: string[] | null = ['KEY']
+): Promise<Started> {
   const collector = createCollector({ file, maxBodyBytes, ...(keys ? { keys } : {}) })
   const server: Server = createServer((request, response) => collector.handle(request, response))
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
@@ -118,7 +122,7 @@ describe('collector', () => {
     [{ user: { uid: 'u', sid: 's', ip: 7 } }, 'click-item: user.ip must be a string'],
     [{ user: { uid: 'u', sid: 's', lang: 'en' } }, 'click-item: user.lang must be an array of strings'],
     [{ event_id: 'e'.repeat(65) }, 'click-item: event_id must be a string of at most 64 characters']
-  ])('refuses %o with SPEC\'s error shape', async (overrides, message) => {
+  ])("refuses %o with SPEC's error shape", async (overrides, message) => {
     const { url, file } = await start()
     const answer = await post(url, [envelope(overrides)])
     expect(answer.status).toBe(message == KEY_MISSING ? 401 : 400)
@@ -211,7 +215,7 @@ describe('collector', () => {
     expect(JSON.parse(lines[2]).event).toBe('click-item')
   })
 
-  it('reads a data file of several megabytes in chunks at start, lines and characters cut at each chunk\'s end', async () => {
+  it("reads a data file of several megabytes in chunks at start, lines and characters cut at each chunk's end", async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'collector-')), 'events.ndjson')
     // About 3 MiB of stored events whose text (multi-byte characters) straddles every chunk boundary.
     const events = Array.from({ length: 6000 }, (_, n) => envelope({ properties: { rid: 's-1', item_id: 'ü€😀'.repeat(40) + n, variant_item_id: '1' } }))
@@ -223,7 +227,10 @@ describe('collector', () => {
 
   it('refuses a body of more than 1,000 envelopes whole, before checking any', async () => {
     const { url, file } = await start()
-    const answer = await post(url, Array.from({ length: 1001 }, () => 1))
+    const answer = await post(
+      url,
+      Array.from({ length: 1001 }, () => 1)
+    )
     expect(answer).toMatchObject({ status: 413, body: { error: { message: 'more than 1000 envelopes in one request' } } })
     expect(existsSync(file) ? stored(file) : []).toEqual([])
   })
@@ -283,7 +290,19 @@ describe('collector', () => {
 
   it('never crashes on odd bodies and keeps working', async () => {
     const { url, file } = await start()
-    const odd = ['', 'null', '0', '"text"', '{}', '[]', '[[]]', '[null]', '{"__proto__":{"key":"x"}}', '\u0000\uffff', '[' + '['.repeat(5000) + ']'.repeat(5000) + ']']
+    const odd = [
+      '',
+      'null',
+      '0',
+      '"text"',
+      '{}',
+      '[]',
+      '[[]]',
+      '[null]',
+      '{"__proto__":{"key":"x"}}',
+      '\u0000\uffff',
+      '[' + '['.repeat(5000) + ']'.repeat(5000) + ']'
+    ]
     for (const body of odd) {
       const response = await fetch(url, { method: 'POST', body })
       expect(response.status).toBeLessThan(500)

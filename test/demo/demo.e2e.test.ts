@@ -157,7 +157,11 @@ describe('demo store in Chromium', () => {
     expect(await inspector.textContent('#events li[data-type="rejected"] .top')).toContain('uid (object)')
     // The page itself holds up too, whatever a feed brings.
     await inspector.evaluate((hostile) => {
-      ;(window as any).show({ type: 'rejected', error: hostile, envelope: { event: hostile, user: { uid: hostile, sid: [hostile] }, properties: { rid: hostile } } })
+      ;(window as any).show({
+        type: 'rejected',
+        error: hostile,
+        envelope: { event: hostile, user: { uid: hostile, sid: [hostile] }, properties: { rid: hostile } }
+      })
     }, hostile)
     expect(await inspector.locator('#events li[data-type="rejected"]').count()).toBe(2)
     expect(await inspector.textContent('#events li[data-type="rejected"] .top')).toContain('uid {"toStri…')

@@ -79,7 +79,15 @@ describe('the inspector as an integration debugger, in Chromium', () => {
     // Crafted mistakes from a second session, one per lint, as a broken integration sends them.
     const now = Date.now()
     const user = { uid: 'staging-uid', sid: 'staging-sid' }
-    const envelope = (event: string, properties: object, more = {}) => ({ event, properties, key: 'demo-key', t_client: now, user, event_id: event + Math.random(), ...more })
+    const envelope = (event: string, properties: object, more = {}) => ({
+      event,
+      properties,
+      key: 'demo-key',
+      t_client: now,
+      user,
+      event_id: event + Math.random(),
+      ...more
+    })
     const duplicate = envelope('view-page', { url: 'http://staging.example/', ref: '', width: 390, height: 844 })
     await fetch(demo.url + '/v3/feedback?t_sent=' + now, {
       method: 'POST',
@@ -89,11 +97,20 @@ describe('the inspector as an integration debugger, in Chromium', () => {
         envelope('view-page', { url: 'http://staging.example/products/blue-shirt', ref: '', width: 390, height: 844 }),
         envelope('click-item', { rid: 's-00000000-0000-4000-8000-000000000000', item_id: '1001', variant_item_id: '1001-40' }),
         envelope('add-to-cart', { rid: 's-00000000-0000-4000-8000-000000000000', item_id: '1002', variant_item_id: '1002-40', quantity: 1 }),
-        envelope('purchase', { order_id: 'o-9', currency: 'EUR', revenue: 8990, total_shipping: 0, line_items: [{ item_id: '1002', variant_item_id: '1002-40', unit_price: 89.9, quantity: 1 }] }),
+        envelope('purchase', {
+          order_id: 'o-9',
+          currency: 'EUR',
+          revenue: 8990,
+          total_shipping: 0,
+          line_items: [{ item_id: '1002', variant_item_id: '1002-40', unit_price: 89.9, quantity: 1 }]
+        }),
         { event: 'click-item', key: 'demo-key', t_client: now, user, properties: { item_id: 42 } }
       ])
     })
-    await fetch(demo.url + '/v3/feedback', { method: 'POST', body: JSON.stringify([envelope('view-page', { url: 'http://staging.example/cart', ref: '', width: 390, height: 844 }, { t_client: now - 3600000 })]) })
+    await fetch(demo.url + '/v3/feedback', {
+      method: 'POST',
+      body: JSON.stringify([envelope('view-page', { url: 'http://staging.example/cart', ref: '', width: 390, height: 844 }, { t_client: now - 3600000 })])
+    })
     await inspector.waitForSelector('#events li[data-lint="clock-skew"]')
     await inspector.waitForSelector('#lints [data-lint="clock-skew"]')
     const lintsOn = (event: string) =>
@@ -103,7 +120,9 @@ describe('the inspector as an integration debugger, in Chromium', () => {
     expect(await inspector.textContent('#events li[data-event="purchase"] ul.lints li')).toBe(
       '⚠ revenue 8990.00 is far from line items 89.90 + shipping 0.00 − discount 0.00 = 89.90'
     )
-    const counted = await inspector.$$eval('#lints span[data-lint]', (badges) => badges.map((badge) => [badge.getAttribute('data-lint'), badge.querySelector('b')!.textContent]))
+    const counted = await inspector.$$eval('#lints span[data-lint]', (badges) =>
+      badges.map((badge) => [badge.getAttribute('data-lint'), badge.querySelector('b')!.textContent])
+    )
     expect(Object.fromEntries(counted)).toEqual({
       duplicate: '1',
       'product-view': '1',

@@ -26,7 +26,6 @@ afterEach(async () => {
   await Promise.all(running.splice(0).map((started) => started.close()))
 })
 
-
 type Lint = { code: string; text: string }
 type Message = { type: string; envelope: any; error?: string; lints: Lint[] }
 
@@ -87,7 +86,15 @@ describe('lints, each on the event that deserves it', () => {
       // Prices with VAT included, as the demo store's: revenue is items + shipping.
       envelope('purchase', { order_id: 'o-1', currency: 'EUR', revenue: 44.9, total_tax: 7.17, total_shipping: 4.9, line_items: [line('1004', 20, 2)] }),
       // Tax on top, and a discount.
-      envelope('purchase', { order_id: 'o-2', currency: 'EUR', revenue: 43.8, total_tax: 3.8, total_discount: 5, total_shipping: 5, line_items: [line('1004', 20, 2)] })
+      envelope('purchase', {
+        order_id: 'o-2',
+        currency: 'EUR',
+        revenue: 43.8,
+        total_tax: 3.8,
+        total_discount: 5,
+        total_shipping: 5,
+        line_items: [line('1004', 20, 2)]
+      })
     ])
     expect(codes(messages)).toEqual([[], [], [], [], [], [], []])
     await waitFor(() => reader.latest()?.funnel[0]?.purchases == 2, 'the funnel')
@@ -174,7 +181,12 @@ describe('lints, each on the event that deserves it', () => {
     const started = await demo()
     const reader = await feed(started)
     const now = Date.now()
-    const behind = await send(started, reader, [envelope('view-page', { url: 'http://s/', ref: '', width: 1, height: 1 }, { t_client: now - 600000 })], '?t_sent=' + (now - 600000))
+    const behind = await send(
+      started,
+      reader,
+      [envelope('view-page', { url: 'http://s/', ref: '', width: 1, height: 1 }, { t_client: now - 600000 })],
+      '?t_sent=' + (now - 600000)
+    )
     expect(behind[0].lints).toEqual([{ code: 'clock-skew', text: 'the device clock is 10 min behind (t_sent against the receive time)' }])
     // An event tracked on an earlier visit and sent now is late, not skewed.
     const late = await send(started, reader, [envelope('view-page', { url: 'http://s/', ref: '', width: 1, height: 1 }, { t_client: now - 86400000 })])
@@ -183,7 +195,9 @@ describe('lints, each on the event that deserves it', () => {
     expect(codes(unsent)).toEqual([['clock-skew']])
     expect(unsent[0].lints[0].text).toMatch(/^t_client is 5 min after the receive time/)
     // Within a minute: quiet, either way.
-    expect(codes(await send(started, reader, [envelope('view-page', { url: 'http://s/', ref: '', width: 1, height: 1 }, { t_client: now - 50000 })], ''))).toEqual([[]])
+    expect(
+      codes(await send(started, reader, [envelope('view-page', { url: 'http://s/', ref: '', width: 1, height: 1 }, { t_client: now - 50000 })], ''))
+    ).toEqual([[]])
   })
 
   it('an event_id seen twice, and a rejected envelope counted with its error', async () => {

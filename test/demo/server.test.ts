@@ -28,7 +28,6 @@ afterEach(async () => {
   await Promise.all(running.splice(0).map((demo) => demo.close()))
 })
 
-
 let counter = 0
 const event = (overrides: Record<string, unknown> = {}) => ({
   event: 'click-item',
@@ -122,7 +121,11 @@ describe('6. no single request takes the server down', () => {
     const demo = await start()
     expect((await rawGet(demo, '/v3/recommend/items/newest?key=demo-key&offset=' + json(HOSTILE))).status).toBe(400)
     expect((await rawGet(demo, '/v3/recommend/slow?key=demo-key&offset=' + json(HOSTILE))).status).toBe(400)
-    const posted = await fetch(demo.url + '/v3/recommend/items/newest', { method: 'POST', headers: { 'x-key': 'demo-key' }, body: JSON.stringify({ limit: HOSTILE }) })
+    const posted = await fetch(demo.url + '/v3/recommend/items/newest', {
+      method: 'POST',
+      headers: { 'x-key': 'demo-key' },
+      body: JSON.stringify({ limit: HOSTILE })
+    })
     expect(posted.status).toBe(400)
     await alive(demo)
   })
@@ -130,7 +133,10 @@ describe('6. no single request takes the server down', () => {
   it('a user whose uid is an object is refused on the recently-viewed route', async () => {
     const demo = await start()
     // The route compares uids only once a view-page is known.
-    const view = event({ event: 'view-page', properties: { url: 'http://s.example/product/1001', ref: '', width: 1, height: 1, item_id: '1001', variant_item_id: '1001-38' } })
+    const view = event({
+      event: 'view-page',
+      properties: { url: 'http://s.example/product/1001', ref: '', width: 1, height: 1, item_id: '1001', variant_item_id: '1001-38' }
+    })
     expect((await post(demo, [view])).status).toBe(200)
     expect((await rawGet(demo, '/v3/recommend/items/viewed/latest?key=demo-key&user=' + json({ uid: HOSTILE, sid: 's' }))).status).toBe(400)
     await alive(demo)
@@ -138,7 +144,10 @@ describe('6. no single request takes the server down', () => {
 
   it('a posted cart whose ids are objects makes an empty order', async () => {
     const demo = await start()
-    const cart = JSON.stringify([{ item_id: HOSTILE, variant_item_id: HOSTILE, quantity: 1 }, { item_id: '1001', variant_item_id: HOSTILE, quantity: 1 }])
+    const cart = JSON.stringify([
+      { item_id: HOSTILE, variant_item_id: HOSTILE, quantity: 1 },
+      { item_id: '1001', variant_item_id: HOSTILE, quantity: 1 }
+    ])
     const response = await fetch(demo.url + '/checkout', { method: 'POST', body: new URLSearchParams({ cart }), redirect: 'manual' })
     expect(response.status).toBe(303)
     await alive(demo)
@@ -212,7 +221,9 @@ describe('8. only what the rules accept is stored and published', () => {
     const demo = await start()
     const reader = await feed(demo)
     const properties = Object.fromEntries(Array.from({ length: 200 }, (_, i) => ['field' + i, 'x'.repeat(1000)]))
-    const hostile = { ...event({ event: 'e'.repeat(5000), properties: { ...properties, nested: { a: 1 }, rid: HOSTILE }, user: { uid: HOSTILE, sid: 's', extra: 'x' } }) }
+    const hostile = {
+      ...event({ event: 'e'.repeat(5000), properties: { ...properties, nested: { a: 1 }, rid: HOSTILE }, user: { uid: HOSTILE, sid: 's', extra: 'x' } })
+    }
     expect((await post(demo, [hostile])).status).toBe(400)
     await waitFor(() => reader.messages.some((message) => message.type == 'rejected'), 'the rejected envelope')
     const rejected = reader.messages.find((message) => message.type == 'rejected')
@@ -228,12 +239,15 @@ describe('8. only what the rules accept is stored and published', () => {
 })
 
 describe('9. the send time only corrects a clock when it is plausible', () => {
-  it.each([['1e309'], ['-5'], ['abc'], [String(Date.now() - 2 * 864e5)], [String(Date.now() + 2 * 864e5)]])('t_sent=%s leaves t_corrected = t_client', async (sent) => {
-    const demo = await start()
-    expect((await post(demo, [event()], '?t_sent=' + sent)).status).toBe(200)
-    const [line] = stored()
-    expect(line.t_corrected).toBe(line.t_client)
-  })
+  it.each([['1e309'], ['-5'], ['abc'], [String(Date.now() - 2 * 864e5)], [String(Date.now() + 2 * 864e5)]])(
+    't_sent=%s leaves t_corrected = t_client',
+    async (sent) => {
+      const demo = await start()
+      expect((await post(demo, [event()], '?t_sent=' + sent)).status).toBe(200)
+      const [line] = stored()
+      expect(line.t_corrected).toBe(line.t_client)
+    }
+  )
 
   it('a t_sent within a day still corrects', async () => {
     const demo = await start()
@@ -259,7 +273,10 @@ describe('10. inspector feeds and backpressure', () => {
     let most = 0
     // At most 40 MB of events: far more than loopback buffers hold.
     for (let batch = 0; batch < 200 && !socket.destroyed; batch++) {
-      const answer = await post(demo, Array.from({ length: 100 }, () => event({ event: 'view-page', properties: view })))
+      const answer = await post(
+        demo,
+        Array.from({ length: 100 }, () => event({ event: 'view-page', properties: view }))
+      )
       expect(answer.status).toBe(200)
       most = Math.max(most, socket.writableLength)
     }
@@ -329,7 +346,13 @@ describe('12. access', () => {
     expect(demo.inspectorUrl).toBe(demo.url + '/inspector?token=' + encodeURIComponent(demo.inspectorToken))
     const other = await start()
     expect(other.inspectorToken).not.toBe(demo.inspectorToken)
-    for (const path of ['/inspector', '/inspector/events', '/inspector?token=wrong', '/inspector/events?token=wrong', '/inspector?token=' + other.inspectorToken]) {
+    for (const path of [
+      '/inspector',
+      '/inspector/events',
+      '/inspector?token=wrong',
+      '/inspector/events?token=wrong',
+      '/inspector?token=' + other.inspectorToken
+    ]) {
       const response = await fetch(demo.url + path)
       expect(response.status, path).toBe(401)
       expect(response.headers.get('content-type')).toMatch(/^text\/plain/)
@@ -357,7 +380,14 @@ describe('12. access', () => {
     const dir = mkdtempSync(join(tmpdir(), 'demo-cli-'))
     writeFileSync(join(dir, 'keys'), 'shop-c\n\n  shop-d  \n')
     const child = spawn(process.execPath, ['demo/server.mjs'], {
-      env: { ...process.env, PORT: '0', DATA_FILE: join(dir, 'events.ndjson'), COLLECTOR_KEYS: 'shop-a, shop-b', COLLECTOR_KEYS_FILE: join(dir, 'keys'), INSPECTOR_TOKEN: 't0ken' }
+      env: {
+        ...process.env,
+        PORT: '0',
+        DATA_FILE: join(dir, 'events.ndjson'),
+        COLLECTOR_KEYS: 'shop-a, shop-b',
+        COLLECTOR_KEYS_FILE: join(dir, 'keys'),
+        INSPECTOR_TOKEN: 't0ken'
+      }
     })
     try {
       let output = ''
@@ -402,18 +432,34 @@ describe('13. the store serves its own files from a fixed list', () => {
 
   it('answers 404 to any other path under /store/, also to one that climbs out of the folder', async () => {
     const demo = await start()
-    for (const target of ['/store/', '/store/x.js', '/store/../store.mjs', '/store/%2e%2e/store.mjs', '/store/..%2fstore.mjs', '/store/cart.js/..', '/store/store.css/']) {
+    for (const target of [
+      '/store/',
+      '/store/x.js',
+      '/store/../store.mjs',
+      '/store/%2e%2e/store.mjs',
+      '/store/..%2fstore.mjs',
+      '/store/cart.js/..',
+      '/store/store.css/'
+    ]) {
       expect((await rawGet(demo, target)).status, target).toBe(404)
     }
     await alive(demo)
   })
 
-  it('a body past its route\'s limit is answered, and the rest of it read away', async () => {
+  it("a body past its route's limit is answered, and the rest of it read away", async () => {
     const demo = await start()
-    const search = await fetch(demo.url + '/v3/autocomplete', { method: 'POST', headers: { 'x-key': 'demo-key' }, body: JSON.stringify({ q: 'x'.repeat(70000) }) })
+    const search = await fetch(demo.url + '/v3/autocomplete', {
+      method: 'POST',
+      headers: { 'x-key': 'demo-key' },
+      body: JSON.stringify({ q: 'x'.repeat(70000) })
+    })
     expect(search.status).toBe(400)
     expect(await search.json()).toEqual({ error: { message: 'body is longer than 65536 characters' } })
-    const checkout = await fetch(demo.url + '/checkout', { method: 'POST', body: new URLSearchParams({ cart: '[]', more: 'x'.repeat(200000) }), redirect: 'manual' })
+    const checkout = await fetch(demo.url + '/checkout', {
+      method: 'POST',
+      body: new URLSearchParams({ cart: '[]', more: 'x'.repeat(200000) }),
+      redirect: 'manual'
+    })
     expect(checkout.status).toBe(303)
     expect((await fetch(demo.url + checkout.headers.get('location')!)).status).toBe(200)
     await alive(demo)

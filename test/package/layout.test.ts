@@ -25,8 +25,17 @@ function importsOf(file: string) {
 
 describe('the source tree', () => {
   it('has one folder per product, one for what they share and one for the script tags, with the module entries right above them', () => {
-    expect(readdirSync(src, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name).sort()).toEqual([...PRODUCTS, 'script-tags'].sort())
-    expect(readdirSync(src).filter((name) => name.endsWith('.ts')).sort()).toEqual(['client.ts', 'index.ts', 'server.ts'])
+    expect(
+      readdirSync(src, { withFileTypes: true })
+        .filter((entry) => entry.isDirectory())
+        .map((entry) => entry.name)
+        .sort()
+    ).toEqual([...PRODUCTS, 'script-tags'].sort())
+    expect(
+      readdirSync(src)
+        .filter((name) => name.endsWith('.ts'))
+        .sort()
+    ).toEqual(['client.ts', 'index.ts', 'server.ts'])
     expect(readdirSync(join(src, 'script-tags')).sort()).toEqual(['declarative.ts', 'discovery-client.ts', 'tracker.ts'])
   })
 

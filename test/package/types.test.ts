@@ -110,4 +110,3 @@ describe('the packed package', () => {
     expect(run('node_modules/publint/src/cli.js', ['--strict', '--level', 'suggestion'])).toBe('')
   })
 })
-

@@ -11,11 +11,14 @@ describe('identityCookie (discovery-feedback/server)', () => {
     expect(setCookie).not.toMatch(/HttpOnly/i)
   })
 
-  it.each([undefined, '', 'df_uid=', 'df_uid=' + 'x'.repeat(33), 'df_uid=a%20b', 'df_uid=%E0%A4%A', 42, {}, ['df_uid=abc']])('makes a new uid for %o', (header) => {
-    const { uid, setCookie } = identityCookie(header)
-    expect(uid).toMatch(/^[\w-]{21}$/)
-    expect(setCookie.startsWith('df_uid=' + uid + ';')).toBe(true)
-  })
+  it.each([undefined, '', 'df_uid=', 'df_uid=' + 'x'.repeat(33), 'df_uid=a%20b', 'df_uid=%E0%A4%A', 42, {}, ['df_uid=abc']])(
+    'makes a new uid for %o',
+    (header) => {
+      const { uid, setCookie } = identityCookie(header)
+      expect(uid).toMatch(/^[\w-]{21}$/)
+      expect(setCookie.startsWith('df_uid=' + uid + ';')).toBe(true)
+    }
+  )
 
   it('takes a domain, a shorter life and plain http for development', () => {
     expect(identityCookie('df_uid=abc', { domain: 'shop.example', days: 30, secure: false }).setCookie).toBe(
@@ -63,7 +66,7 @@ describe('createServerTracker (discovery-feedback/server)', () => {
     return { url: `http://127.0.0.1:${(server.address() as any).port}/v3/feedback`, bodies, close: () => server.close() }
   }
 
-  it('sends a purchase from a webhook with the shopper\'s ip and ua, batched, retrying a 503', async () => {
+  it("sends a purchase from a webhook with the shopper's ip and ua, batched, retrying a 503", async () => {
     const { createServerTracker } = await import('../../src/server')
     const target = await collector([503])
     const tracker = createServerTracker({ key: 'KEY', endpoint: target.url })
@@ -92,7 +95,7 @@ describe('createServerTracker (discovery-feedback/server)', () => {
     expect(() => tracker.track('purchase', order, user as never)).toThrow(message)
   })
 
-  it('applies the browser\'s rules to properties', async () => {
+  it("applies the browser's rules to properties", async () => {
     const { createServerTracker } = await import('../../src/server')
     const tracker = createServerTracker({ key: 'KEY', endpoint: 'http://127.0.0.1:9/' })
     expect(() => tracker.track('purchase', { ...order, revenue: '19.90' } as never, shopper)).toThrow(
@@ -249,8 +252,10 @@ describe('createServerTracker when the collector struggles (real HTTP)', () => {
   it('close() out of time while a wrapped fetch settles late after its abort: each event is counted once, as dropped', async () => {
     const { createServerTracker } = await import('../../src/server')
     // A fetch wrapped by a monitoring agent that reports its abort a while after it happened.
-    vi.stubGlobal('fetch', (_url: string, init: RequestInit) =>
-      new Promise((_resolve, reject) => init.signal!.addEventListener('abort', () => setTimeout(() => reject(new Error('aborted')), 200)))
+    vi.stubGlobal(
+      'fetch',
+      (_url: string, init: RequestInit) =>
+        new Promise((_resolve, reject) => init.signal!.addEventListener('abort', () => setTimeout(() => reject(new Error('aborted')), 200)))
     )
     try {
       const tracker = createServerTracker({ key: 'KEY', endpoint: 'http://127.0.0.1:9/', onError: () => {} })
@@ -293,4 +298,3 @@ describe('createServerTracker when the collector struggles (real HTTP)', () => {
     expect(tracker.stats()).toMatchObject({ queued: 0, retried: 2, dropped: { undelivered: 1 } })
   })
 })
-

@@ -9,7 +9,7 @@ const click = (item_id: string) => envelope('click-item', { item_id, variant_ite
 const entries = (events: Envelope[]): Entry[] => events.map((event) => ({ event }))
 
 describe('envelope', () => {
-  it('has SPEC\'s generic structure, the call time and a unique event_id', () => {
+  it("has SPEC's generic structure, the call time and a unique event_id", () => {
     vi.useFakeTimers({ now: 1767261600000 })
     const one = click('1')
     const two = click('1')

@@ -59,9 +59,7 @@ describe('validate', () => {
 
   it('accepts an empty ref (a direct visit) but not an empty url', () => {
     expect(message('view-page', { ...VALID['view-page'], ref: '' })).toBe('accepted')
-    expect(message('view-page', { ...VALID['view-page'], url: '' })).toBe(
-      'discovery-feedback: view-page: url must be a non-empty string, got string'
-    )
+    expect(message('view-page', { ...VALID['view-page'], url: '' })).toBe('discovery-feedback: view-page: url must be a non-empty string, got string')
   })
 
   it.each([

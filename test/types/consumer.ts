@@ -38,7 +38,10 @@ const discovery = createClient({ key: 'KEY', baseUrl: 'https://discovery.example
 const linked: LinkedTracker = discovery.tracker
 linked.clickSuggestion({ suggestion: 'shirt' })
 linked.addToCart({ item_id: 'a', variant_item_id: 'a-1', quantity: 1 })
-discovery.autocomplete({ q: 'shirt' }).then((answer) => answer.suggestions[0]?.value, (error: DiscoveryError) => error.kind)
+discovery.autocomplete({ q: 'shirt' }).then(
+  (answer) => answer.suggestions[0]?.value,
+  (error: DiscoveryError) => error.kind
+)
 // @ts-expect-error autocomplete needs q
 discovery.autocomplete({})
 
