@@ -1,6 +1,6 @@
 import { createServer } from 'node:http'
 import { readFileSync } from 'node:fs'
-import { chromium } from 'playwright-core'
+import { launchChromium } from './launch.mjs'
 import { median } from './click.mjs'
 
 /*
@@ -55,19 +55,7 @@ async function profiled(page, action) {
 export async function chromiumCost({ runs = 5, burst = 1000 } = {}) {
   const server = await serve()
   const origin = 'http://127.0.0.1:' + server.address().port
-  const browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync'
-    ]
-  })
+  const browser = await launchChromium()
   const load = []
   const burstTime = []
   const burstTask = []

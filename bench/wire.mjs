@@ -7,7 +7,7 @@ import { nodeResolve } from '@rollup/plugin-node-resolve'
 import commonjs from '@rollup/plugin-commonjs'
 import replace from '@rollup/plugin-replace'
 import terser from '@rollup/plugin-terser'
-import { chromium } from 'playwright-core'
+import { launchChromium } from './launch.mjs'
 import { idle, median, page } from './click.mjs'
 
 /*
@@ -138,19 +138,7 @@ async function chromiumRun(browser, origin, stats, name, clicks) {
 export async function chromiumPerClick({ runs = 5, clicks = 1000 } = {}) {
   const { server, stats } = await serve()
   const origin = 'http://127.0.0.1:' + server.address().port
-  const browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync'
-    ]
-  })
+  const browser = await launchChromium()
   const raw = { none: [], ours: [], memory: [], theirs: [] }
   try {
     // Interleaved, so that a slower moment of the machine falls on all three alike.

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
-import { chromium, type Browser, type Page } from 'playwright-core'
+import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core'
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest'
 import type { Envelope } from '../../src/index'
 import { sleep, waitFor as waitUntil } from './wait'
 
@@ -305,3 +306,27 @@ export async function startDemoCollector() {
 
 /** Lists the ids from `prefix-0` to `prefix-(count-1)`, sorted as `clicks()` sorts them. */
 export const ids = (prefix: string, count: number) => Array.from({ length: count }, (_, i) => prefix + '-' + i).sort()
+
+/**
+ * The hooks of a Chromium suite: one browser, page server and collector for the file, and for
+ * each test a fresh context (no cookies, no storage of earlier tests) and a collector with
+ * nothing recorded. Read the parts through the returned object once the hooks have run.
+ */
+export function chromiumSuite(contextOptions?: BrowserContextOptions) {
+  const suite = {} as { browser: Browser; servers: Servers; context: BrowserContext }
+  beforeAll(async () => {
+    ;[suite.browser, suite.servers] = await Promise.all([launch(), startServers()])
+  })
+  afterAll(async () => {
+    await suite.browser?.close()
+    await suite.servers?.close()
+  })
+  beforeEach(async () => {
+    suite.servers.collector.clear()
+    suite.context = await suite.browser.newContext(contextOptions)
+  })
+  afterEach(async () => {
+    await suite.context.close()
+  })
+  return suite
+}
