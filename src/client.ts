@@ -1,5 +1,5 @@
 export { createRecommendations } from './client/recommendations'
-export { createClient } from './client/client'
+export { createClient } from './client/create-client'
 export type {
   AutocompleteItem,
   AutocompleteRequest,

@@ -1,0 +1,181 @@
+import { discoveryError } from './error'
+import { encode } from '../shared/json'
+import { remember, ridFor } from './rids'
+import type { ClientOptions, DiscoveryClient, DiscoveryError, LinkedTracker, RequestOptions } from './types'
+import type { Tracker } from '../browser/types'
+
+// The tracker methods whose rid links back to a response, and the property that carries what
+// the click showed. Each method tracks the event named like it in kebab-case.
+const SHOWN_BY: Record<string, 'item_id' | 'suggestion'> = {
+  clickItem: 'item_id',
+  addToCart: 'item_id',
+  clickSuggestion: 'suggestion',
+  redirect: 'suggestion'
+}
+const linked = new WeakSet<Tracker>()
+
+/**
+ * The properties of a click with the rid of the response that showed its item or suggestion
+ * filled in. The name is a tracker method, or an event as track() takes it. Properties that
+ * already carry a rid, or show nothing a response showed, come back as they were.
+ */
+function withRid<P>(name: string, properties: P): P {
+  try {
+    // An event's method is its name in camelCase.
+    const method = name.replace(/-(.)/g, (_, letter: string) => letter.toUpperCase())
+    if (!Object.hasOwn(SHOWN_BY, method)) return properties
+    const property = SHOWN_BY[method]
+    // The page's properties, read here: a copy is returned.
+    const given = properties as Record<string, unknown>
+    if (given.rid != null) return properties
+    const rid = ridFor(property, given[property])
+    return rid ? { ...properties, rid } : properties
+  } catch {
+    // An event that is no string, properties that are null or throw when read: the tracker's
+    // rules read them again and report it. Other values that are no object have no id a
+    // response showed.
+    return properties
+  }
+}
+
+/**
+ * Lets the tracker's clicks carry the rid of the response that showed the clicked item or
+ * suggestion, most recent first; an explicit rid always wins. The tracker itself stays
+ * unaware of the client, so the script tag does not grow. Returns the tracker, if any.
+ */
+function link(tracker: Tracker | undefined): LinkedTracker | undefined {
+  if (tracker && !linked.has(tracker)) {
+    linked.add(tracker)
+    // Each of these methods takes the properties of its event, and clickItem's type stands for
+    // all four. Four wrappers written out, which need no cast, measured 32 B more in the tag.
+    for (const method in SHOWN_BY) {
+      const original = tracker[method as 'clickItem']
+      tracker[method as 'clickItem'] = (properties) => original(withRid(method, properties))
+    }
+    const track = tracker.track
+    tracker.track = (event, properties) => track(event, withRid(event, properties))
+  }
+  // The same object, whose clicks now fill in the rid: what LinkedTracker describes. The
+  // compiler cannot see that the wrapping above changed what the methods accept.
+  return tracker as LinkedTracker | undefined
+}
+
+/** One id, or several joined by commas, as a path segment. */
+const pathSegment = (ids: string | string[]) => (Array.isArray(ids) ? ids : [ids]).map(encodeURIComponent).join(',')
+
+let jsonpCount = 0
+
+/** Creates a typed client for SPEC's discovery routes. */
+export function createClient(options: ClientOptions & { tracker: Tracker }): DiscoveryClient & { readonly tracker: LinkedTracker }
+export function createClient(options: ClientOptions): DiscoveryClient
+export function createClient(options: ClientOptions): DiscoveryClient {
+  const { key, timeout = 5000 } = options
+  const base = String(options.baseUrl || '').replace(/\/$/, '')
+  // The tracker of the options, linked. A function is asked each time: its tracker may load later.
+  const currentTracker = () => link(typeof options.tracker == 'function' ? options.tracker() : options.tracker)
+  currentTracker()
+
+  /**
+   * Sends a route its body, with the user and the time, and resolves with SPEC's answer for it.
+   * The two transports stay inside: as functions of their own they measured 34 B more in the tag.
+   */
+  function send<Answer>(route: string, body: object | undefined, { signal }: RequestOptions = {}): Promise<Answer> {
+    const fail = (kind: DiscoveryError['kind'], message: string, status?: number) =>
+      discoveryError(route + ': ' + message + (status ? ' (HTTP ' + status + ')' : ''), { kind, route, status })
+    const now = Date.now()
+    const payload: Record<string, unknown> = {
+      user: currentTracker()?.user || options.user,
+      // SPEC declares t_client as a string on content search only.
+      t_client: route == '/v3/search/content' ? String(now) : now,
+      ...body
+    }
+    // One controller per request: concurrent requests never cancel each other.
+    const controller = new AbortController()
+    const own = controller.signal
+    // The HTTP status of an answer that is not a success.
+    let status: number | undefined
+    let answer: Promise<any>
+    if (options.jsonp) {
+      // GET with a callback, for services reached by a script element (SPEC "General rules" 3).
+      // A script element sends no headers: the key goes in the query, every field as JSON.
+      jsonpCount += 1
+      const callback = '__discoveryFeedback' + jsonpCount
+      const query = new URLSearchParams({ key, callback })
+      for (const field of Object.keys(payload)) {
+        if (payload[field] !== undefined) query.set(field, encode(payload[field]))
+      }
+      const callbacks = globalThis as Record<string, unknown>
+      const script = document.createElement('script')
+      answer = new Promise((resolve, reject) => {
+        callbacks[callback] = resolve
+        // Either way an event, which the catch below reads: a script that did not load as no
+        // answer (an event has no message), a cancel as its reason.
+        script.onerror = reject
+        own.onabort = reject
+        script.src = base + route + '?' + query
+        document.head.append(script)
+      }).finally(() => {
+        delete callbacks[callback]
+        script.remove()
+      })
+    } else {
+      answer = fetch(base + route, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-key': key },
+        body: encode(payload),
+        signal: own
+      }).then((response) => {
+        if (!response.ok) status = response.status
+        return response.json().catch(() => {
+          throw fail('http', 'the answer is not JSON', response.status)
+        })
+      })
+    }
+    // Bounds and cancels the request once it has started, so that a request cancelled before
+    // it began still settles, as cancelled.
+    const timer = setTimeout(() => controller.abort(fail('timeout', 'no answer within ' + timeout + ' ms')), timeout)
+    const cancel = () => controller.abort(fail('network', 'cancelled'))
+    if (signal) {
+      if (signal.aborted) cancel()
+      else signal.addEventListener('abort', cancel)
+    }
+    return answer
+      .then((json) => {
+        if (json?.error) throw fail('api', json.error.message, status)
+        if (status) throw fail('http', 'the service answered', status)
+        // Linked again here: a script-tag tracker may have loaded while the request ran.
+        currentTracker()
+        remember(json)
+        // The service's JSON, taken to be SPEC's answer for the route.
+        return json as Answer
+      })
+      .catch((error) => {
+        // The client's own error as it is, a cancel or a timeout as the reason it aborted
+        // with, anything else as no answer.
+        if (error?.name == 'DiscoveryError') throw error
+        if (own.aborted) throw own.reason
+        throw fail('network', error?.message || 'no answer')
+      })
+      .finally(() => {
+        clearTimeout(timer)
+        signal?.removeEventListener('abort', cancel)
+      })
+  }
+
+  // SPEC "Endpoints". send() only reads the body, so the page's object never changes.
+  const client: DiscoveryClient = {
+    get tracker() {
+      return currentTracker()
+    },
+    autocomplete: (request, requestOptions) => send('/v3/autocomplete', request, requestOptions),
+    searchContent: (request, requestOptions) => send('/v3/search/content', request, requestOptions),
+    smartCollection: (slot, request, requestOptions) => send('/v3/smart-collection/' + pathSegment(slot), request, requestOptions),
+    recommend: (slot, request, requestOptions) => send('/v3/recommend/' + pathSegment(slot), request, requestOptions),
+    newest: (request, requestOptions) => send('/v3/recommend/items/newest', request, requestOptions),
+    latestViewed: (request, requestOptions) => send('/v3/recommend/items/viewed/latest', request, requestOptions),
+    viewedViewed: (itemId, request, requestOptions) => send('/v3/recommend/items/' + pathSegment(itemId) + '/viewed/viewed', request, requestOptions),
+    viewedBought: (itemId, request, requestOptions) => send('/v3/recommend/items/' + pathSegment(itemId) + '/viewed/bought', request, requestOptions),
+    boughtBought: (itemIds, request, requestOptions) => send('/v3/recommend/items/' + pathSegment(itemIds) + '/bought/bought', request, requestOptions)
+  }
+  return client
+}
