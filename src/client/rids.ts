@@ -23,7 +23,9 @@ function load(): Seen[] {
   try {
     const stored = JSON.parse(sessionStorage.getItem(KEY)!)
     if (Array.isArray(stored)) memory = stored
-  } catch {}
+  } catch {
+    // Blocked or unreadable: the page's memory serves.
+  }
   return memory
 }
 
@@ -31,7 +33,14 @@ function load(): Seen[] {
 export function remember(answer: any) {
   const rid = answer?.meta?.rid
   if (typeof rid != 'string') return
-  memory = [{ rid, item_id: answer.items?.slice(0, 200).map((item: any) => '' + item.id), suggestion: answer.suggestions?.slice(0, 50).map((suggestion: any) => '' + suggestion.value) }, ...load().filter((seen) => seen.rid != rid)].slice(0, MAX_RESPONSES)
+  memory = [
+    {
+      rid,
+      item_id: answer.items?.slice(0, 200).map((item: any) => '' + item.id),
+      suggestion: answer.suggestions?.slice(0, 50).map((suggestion: any) => '' + suggestion.value)
+    },
+    ...load().filter((seen) => seen.rid != rid)
+  ].slice(0, MAX_RESPONSES)
   try {
     sessionStorage.setItem(KEY, encode(memory))
   } catch {

@@ -262,13 +262,18 @@ export interface RecommendationPayloads {
 export type RecommendationEventName = keyof RecommendationPayloads
 
 /** The payload argument of an event: optional where every field is. */
+// `{} extends P` holds where every field of P is optional.
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
 export type RecommendationPayloadArgument<N extends RecommendationEventName> = {} extends RecommendationPayloads[N]
   ? [payload?: RecommendationPayloads[N]]
   : [payload: RecommendationPayloads[N]]
 
 /** SPEC's event object: `{ name, payload }`. */
 export type RecommendationEvent = {
-  [N in RecommendationEventName]: {} extends RecommendationPayloads[N] ? { name: N; payload?: RecommendationPayloads[N] } : { name: N; payload: RecommendationPayloads[N] }
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type
+  [N in RecommendationEventName]: {} extends RecommendationPayloads[N]
+    ? { name: N; payload?: RecommendationPayloads[N] }
+    : { name: N; payload: RecommendationPayloads[N] }
 }[RecommendationEventName]
 
 export interface RecommendationState {
