@@ -13,8 +13,8 @@ export type Call = [command: unknown, ...args: unknown[]]
 function run(tracker: Tracker, [command, argument]: Call) {
   switch (command) {
     case 'flush':
-      tracker.flush()
-      return
+      // Its promise, so that a page can wait for the events to go before it navigates.
+      return tracker.flush()
     case 'consent':
       return tracker.consent(argument as Consent)
     case 'reset':
@@ -37,6 +37,15 @@ export function createCommandFunction(createTracker: (options: TrackerOptions) =
   let tracker: Tracker | undefined
   let waiting: Call[] = []
 
+  /** Runs what a strict tracker or a malformed call may make throw, and shows it instead; returns its result. */
+  const shown = <T>(work: () => T) => {
+    try {
+      return work()
+    } catch (error) {
+      attempt(() => console.error(error))
+    }
+  }
+
   const init = (options: TrackerOptions) => {
     if (tracker) return console.error('discovery-feedback: init: a tracker already exists on this page')
     const created = createTracker(options)
@@ -44,17 +53,15 @@ export function createCommandFunction(createTracker: (options: TrackerOptions) =
     discoveryFeedback.tracker = created
     const replayed = waiting
     waiting = []
-    replayed.forEach((call) => run(created, call))
+    // Each on its own: a call a strict tracker throws on must not keep the ones after it from running.
+    replayed.forEach((queued) => shown(() => run(created, queued)))
   }
 
   const call = (...args: Call) => {
-    try {
-      if (args[0] === 'init') init(args[1] as TrackerOptions)
-      else if (tracker) run(tracker, args)
-      else waiting.push(args)
-    } catch (error) {
-      attempt(() => console.error(error))
-    }
+    const current = tracker
+    if (args[0] === 'init') return shown(() => init(args[1] as TrackerOptions))
+    if (current) return shown(() => run(current, args))
+    waiting.push(args)
   }
 
   const discoveryFeedback: CommandFunction = Object.assign(call, { createTracker })

@@ -20,8 +20,8 @@ const MAX_CHECKS = 50
 // for at start, and again at most this often once this page has nothing left to send.
 const ADOPT_EVERY = 10000
 
-// A body of no events, for a request that only asks which handed-over events the collector lacks.
-const QUESTION_ONLY: Body<Entry> = { body: '[]', entries: [], bytes: 2 }
+/** A body of no events, for a request that only asks which handed-over events the collector lacks. */
+const questionOnly = (): Body<Entry> => ({ body: '[]', entries: [], bytes: 2 })
 
 export type Reason = DropReason | 'too_large' | 'rejected'
 
@@ -58,8 +58,9 @@ export function createDelivery(
   // already on their way (measured in WebKit: 358 of 1,000 events out before leaving when a new
   // page probed first, 1,000 of 1,000 without).
   const backoff = createBackoff(false)
-  let requests = 0
-  let keepaliveBytes = 0
+  // Requests in flight, each with the keepalive bytes it holds (none for an ordinary fetch).
+  const inFlight = new Map<object, number>()
+  const keepaliveBytes = () => [...inFlight.values()].reduce((sum, bytes) => sum + bytes, 0)
   let timer: ReturnType<typeof setTimeout> | undefined
   let due = Infinity
   let adoptedAt = 0
@@ -81,7 +82,7 @@ export function createDelivery(
     return url + '&unconfirmed=' + encodeURIComponent(checks.map((entry) => entry.event.event_id).join())
   }
 
-  const saturated = () => requests >= backoff.slots(MAX_IN_FLIGHT)
+  const saturated = () => inFlight.size >= backoff.slots(MAX_IN_FLIGHT)
 
   const clearTimer = () => {
     clearTimeout(timer)
@@ -154,15 +155,16 @@ export function createDelivery(
     // keepalive lets a request finish after the page is gone, within the shared budget. While
     // the page is visible it takes at most half, so that beacons find room when the page goes;
     // a body beyond that goes by ordinary fetch, which a visible page has time to see through.
-    const keepalive = keepaliveBytes + bytes <= (leaving ? BUDGET : BUDGET / 2)
-    if (keepalive) keepaliveBytes += bytes
-    requests++
+    const keepalive = keepaliveBytes() + bytes <= (leaving ? BUDGET : BUDGET / 2)
+    const request = {}
+    inFlight.set(request, keepalive ? bytes : 0)
     const carried = entries.concat(checks)
     carried.forEach((entry) => (entry.sending = true))
     const step = backoff.step()
     post(target(checks), body, keepalive).then((answer) => {
-      requests--
-      if (keepalive) keepaliveBytes -= bytes
+      // Forgotten when the page came back from the back/forward cache (resume): what it
+      // carried was handed over as the page went, and is asked about instead.
+      if (!inFlight.delete(request)) return
       carried.forEach((entry) => (entry.sending = false))
       const outcome = outcomeOf(answer.status)
       if (outcome == 'retry') return failed(entries, answer, step)
@@ -170,8 +172,11 @@ export function createDelivery(
       if (outcome == 'delivered') {
         delivered(entries, checks, answer.missing)
       } else {
-        outbox.remove(entries)
-        dropped(entries, 'rejected', 'the collector answered ' + answer.status)
+        // Refused: the events can never go. The ids asked about could not be answered, so they
+        // count as delivered, as with a collector that does not answer `missing`; asked again,
+        // the collector would refuse again, at once and forever.
+        outbox.remove(entries.concat(checks))
+        if (entries.length) dropped(entries, 'rejected', 'the collector answered ' + answer.status)
       }
       if (urgent) sendVisible()
       else plan()
@@ -200,10 +205,10 @@ export function createDelivery(
       if (!entry.handed) waiting.push(entry)
       else if (now - entry.handed >= CHECK_AFTER && checks.length < MAX_CHECKS) checks.push(entry)
     }
-    const bodies = pack(waiting, maxBytes, dropTooLarge, backoff.slots(MAX_IN_FLIGHT) - requests)
-    if (!bodies.length && checks.length) bodies.push(QUESTION_ONLY)
+    const bodies = pack(waiting, maxBytes, dropTooLarge, backoff.slots(MAX_IN_FLIGHT) - inFlight.size)
+    if (!bodies.length && checks.length) bodies.push(questionOnly())
     // Nothing at all to send: a flush() ends once the requests in flight were answered too.
-    if (!bodies.length && !requests) endUrgent()
+    if (!bodies.length && !inFlight.size) endUrgent()
     bodies.forEach((body, index) => deliver(body, index == 0 ? checks : [], false))
     plan()
   }
@@ -277,6 +282,14 @@ export function createDelivery(
     wake() {
       backoff.reset()
       adopt()
+      sendVisible()
+    },
+    /**
+     * Back from the back/forward cache: a request cut short by the cache may never answer, so
+     * none still counts as in flight (the outbox's resume() made what they carried unconfirmed).
+     */
+    resume() {
+      inFlight.clear()
       sendVisible()
     },
     stop: () => clearTimeout(timer)

@@ -48,7 +48,7 @@ export function followPage(outbox: Outbox, delivery: Delivery, hooks: LifecycleH
       if (!event.persisted) return
       hooks.restored()
       outbox.resume()
-      delivery.sendVisible()
+      delivery.resume()
     },
     options
   )

@@ -127,6 +127,15 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
     /** Delivered or given up: gone from memory and disk. */
     remove: without,
 
+    /** An event changed (it got its user once consent was given): its text is made, counted and written anew. */
+    rewrite(entry: Entry, event: Envelope) {
+      chars -= jsonOf(entry).length
+      entry.event = event
+      entry.wire = undefined
+      chars += jsonOf(entry).length
+      write(entry)
+    },
+
     /** Handed to the browser on the page's way out (`at`), or back to waiting (no `at`). */
     mark(marked: Entry[], at?: number) {
       marked.forEach((entry) => {

@@ -75,12 +75,10 @@ export function createTracker(options: TrackerOptions): Tracker {
     push(event, properties)
   }
 
-  /** Events tracked while consent was pending get the shopper's identity, and their wire text is made again with it. */
+  /** Events tracked while consent was pending get the shopper's identity. */
   const identifyWaiting = () => {
     for (const entry of outbox!.entries) {
-      if (entry.event.user) continue
-      entry.event = { ...entry.event, user: identity!.user(true) }
-      entry.wire = undefined
+      if (!entry.event.user) outbox!.rewrite(entry, { ...entry.event, user: identity!.user(true) })
     }
   }
 

@@ -69,7 +69,10 @@ export function createBackoff(probing: boolean) {
       healthy = false
       const now = Date.now()
       const asked = retryAfterMs(retryAfter, now)
-      const wait = asked >= 0 ? asked : Math.min(FIRST_STEP * 2 ** (failures - 1), LAST_STEP) * (0.5 + Math.random() / 2)
+      // A request that started before the count was reset (back online, a success meanwhile)
+      // still waits at least the first step.
+      const exponent = Math.max(failures, 1) - 1
+      const wait = asked >= 0 ? asked : Math.min(FIRST_STEP * 2 ** exponent, LAST_STEP) * (0.5 + Math.random() / 2)
       resumeAt = Math.max(resumeAt, now + wait)
     },
     /** Something changed that lets requests go now (back online, consent given): the wait is forgotten. */

@@ -372,6 +372,37 @@ describe('delivery', () => {
     expect(tracker.stats().queued).toBe(0)
   })
 
+  it('asks once, not forever, when the collector refuses the question with a 4xx', async () => {
+    const net = network({ answer: () => ({ status: 400 }) })
+    const onError = vi.fn()
+    const tracker = make({ onError })
+    tracker.clickItem(click())
+    setVisibility('hidden')
+    setVisibility('visible')
+    await vi.advanceTimersByTimeAsync(30000)
+    // The beacon, then one request asking about it: refused, so it counts as delivered.
+    expect(net.fetch).toHaveBeenCalledTimes(1)
+    expect(tracker.stats().queued).toBe(0)
+    expect(onError).not.toHaveBeenCalled()
+  })
+
+  it('sends again after a back/forward-cache restore cut short a request that never answers', async () => {
+    const net = network()
+    // A failure first, so that the page probes with one request at a time; then a request that hangs.
+    net.fetch.mockImplementationOnce(() => Promise.resolve(new Response(null, { status: 503 })))
+    net.fetch.mockImplementationOnce(() => new Promise<Response>(() => {}))
+    const tracker = make()
+    tracker.clickItem(click('1'))
+    await tracker.flush()
+    await vi.advanceTimersByTimeAsync(1000)
+    expect(net.fetch).toHaveBeenCalledTimes(2)
+    dispatchEvent(new PageTransitionEvent('pagehide', { persisted: true }))
+    dispatchEvent(new PageTransitionEvent('pageshow', { persisted: true }))
+    tracker.clickItem(click('2'))
+    await vi.advanceTimersByTimeAsync(1000)
+    expect(net.events().map((event) => event.properties.item_id)).toContain('2')
+  })
+
   it('counts what a beacon took as delivered when the collector does not answer which it lacks', async () => {
     const net = network()
     const tracker = make()

@@ -90,6 +90,28 @@ describe('script tag', () => {
     expect(messages[2]).toBe('discovery-feedback: init: a tracker already exists on this page')
   })
 
+  it("returns flush's promise, so a page can wait for its events before it navigates", async () => {
+    const net = network()
+    const discoveryFeedback = await loadScript({ key: 'KEY', endpoint: ENDPOINT, autoViewPage: 'false' })
+    discoveryFeedback('click-item', { item_id: '42', variant_item_id: '421' })
+    const flushed = discoveryFeedback('flush') as unknown
+    expect(flushed).toBeInstanceOf(Promise)
+    await flushed
+    expect(net.events()).toHaveLength(1)
+  })
+
+  it('replays every queued call for a strict tracker, even after one it refuses', async () => {
+    network()
+    const consoleError = quietConsole()
+    installStub()
+    global.discoveryFeedback('click-item', { item_id: 42 })
+    global.discoveryFeedback('click-item', { item_id: '1', variant_item_id: '1' })
+    global.discoveryFeedback('init', { key: 'KEY', endpoint: ENDPOINT, autoViewPage: false, strict: true })
+    const discoveryFeedback = await loadScript()
+    expect(discoveryFeedback.tracker!.stats()).toMatchObject({ queued: 1, dropped: { invalid: 1 } })
+    expect(String(consoleError.mock.calls[0][0])).toContain('click-item: item_id must be a non-empty string')
+  })
+
   it('installs itself over a clashing global, and a second copy leaves the first in charge', async () => {
     network()
     global.discoveryFeedback = 42
