@@ -8,7 +8,7 @@ import tseslint from 'typescript-eslint'
 // eslint-config-prettier turns off the rules that would argue with it.
 export default defineConfig(
   {
-    ignores: ['dist/', '**/node_modules/', 'bench/entries/', 'demo/data/', 'test/frameworks/', 'test/types/', 'coverage/']
+    ignores: ['dist/', '**/node_modules/', 'bench/entries/', 'bench/out/', 'demo/data/', 'test/frameworks/', 'test/types/', 'coverage/']
   },
   js.configs.recommended,
   tseslint.configs.recommended,

@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core'
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest'
 import type { Envelope } from '../../src/index'
+import { CHROMIUM_ARGS } from '../../bench/launch.mjs'
 import { sleep, waitFor as waitUntil } from './wait'
 
 export { sleep }
@@ -213,16 +214,8 @@ export async function bfcacheBlockers(page: Page) {
   return reasons
 }
 
-export const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync'
-]
+// The flags live beside the benchmarks' launch, so that both run Chromium alike.
+export { CHROMIUM_ARGS }
 
 // Playwright passes --disable-back-forward-cache by default, but shoppers' browsers have the cache
 // on. With that flag Chromium reports BackForwardCacheDisabledByCommandLine for every page (CDP
