@@ -106,18 +106,19 @@ describe.each(ENGINES)('lifecycle in %s', (name) => {
   // burst lets only the events of keepalive requests out (34 of 1,000); the rest, in ordinary
   // fetches the closing tab cancels, are kept as handed over for the next visit, whose storage a
   // closed test page does not keep. A navigation may cancel them too, depending on how far they
-  // got (seen in WebKit under load: 716 of 1,000 before the next page); the next page of the
-  // shop then asks the collector which it lacks and sends only those. So the scenario ends with
-  // that next page, and asserts every event once.
+  // got (seen in WebKit under load: 537 and 716 of 1,000 before the next page); the next page of
+  // the shop then asks the collector which it lacks and sends only those. So the scenario ends
+  // with that next page, in the same tab as a shopper's would be (a new test page in WebKit
+  // starts with storage of its own), and asserts every event once.
   it('3. burst: 1,000 clicks in one task, then about:blank, then the next page of the shop', async () => {
     const page = await open('/shop')
     await clicks(page, 'burst', 1000)
     await page.goto('about:blank')
     await waitFor(() => collector.clicks().length >= 1000, '1,000 stored click-items', 10000).catch(() => {})
-    const next = await open('/shop')
+    await page.goto(pages.origin + '/shop?next')
+    await page.waitForFunction('window.discoveryFeedback && discoveryFeedback.tracker')
     await expectStored(ids('burst', 1000), 20000)
     noErrors(page)
-    noErrors(next)
   }, 45000)
 
   it('4. collector down for 3 page views, up on the 4th', async () => {
