@@ -7,7 +7,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 // @ts-expect-error plain ES module without types
 import { startDemo } from '../../demo/server.mjs'
 import type { Envelope } from '../../src/index'
-import { launch, leave, sleep, waitFor, watch } from '../support/harness'
+import { launch, leave, watch } from '../support/harness'
+import { sleep, waitFor } from '../support/wait'
 
 const catalog = JSON.parse(readFileSync('demo/catalog.json', 'utf8'))
 
@@ -66,7 +67,7 @@ describe('demo store in Chromium', () => {
     await page.waitForURL(/\/order\//)
     const orderId = await page.textContent('#order-id')
     await leave(page)
-    await waitFor(() => stored().some((event) => event.event == 'purchase'), 'the purchase')
+    await waitFor(() => stored().some((event) => event.event == 'purchase'), 'the purchase', 10000)
     await sleep(500)
     const events = stored()
     const names = events.map((event) => event.event)
@@ -107,7 +108,7 @@ describe('demo store in Chromium', () => {
     }
     await page.goBack({ waitUntil: 'commit' })
     await leave(page)
-    await waitFor(() => stored().length >= 5, 'five view-pages')
+    await waitFor(() => stored().length >= 5, 'five view-pages', 10000)
     await sleep(300)
     expect(stored().map((event) => [event.event, new URL(event.properties.url!).pathname, new URL(event.properties.ref! || 'x:/').pathname])).toEqual([
       ['view-page', '/spa', '/'],
@@ -129,7 +130,7 @@ describe('demo store in Chromium', () => {
     await shop.goto(demo.url + '/product/1010')
     await shop.click('#add')
     await shop.evaluate(() => (window as any).discoveryFeedback('flush'))
-    await waitFor(() => stored().some((event) => event.event == 'update-cart'), 'the update-cart')
+    await waitFor(() => stored().some((event) => event.event == 'update-cart'), 'the update-cart', 10000)
     const arrived = stored().find((event) => event.event == 'update-cart')!.received_at
     await inspector.waitForSelector('#events li[data-event="update-cart"]', { timeout: 1000 })
     expect(Date.now() - arrived).toBeLessThan(1500)

@@ -6,7 +6,8 @@ import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 // @ts-expect-error plain ES module without types
 import { startDemo } from '../../demo/server.mjs'
-import { launch, leave, sleep, waitFor, watch } from '../support/harness'
+import { launch, leave, watch } from '../support/harness'
+import { sleep, waitFor } from '../support/wait'
 
 // The inspector as an integrator uses it: a shopper's walk through the demo store stays free of
 // lints and fills the charts; crafted mistakes then show beside their events and in the counts.
@@ -63,7 +64,7 @@ describe('the inspector as an integration debugger, in Chromium', () => {
     await inspector.goto(demo.inspectorUrl)
     await inspector.waitForSelector('#status:text("live")')
     await inspector.waitForSelector('#events li[data-event="purchase"]', { timeout: 10000 })
-    await waitFor(() => demo.collector.counts.accepted >= 12, 'the walk')
+    await waitFor(() => demo.collector.counts.accepted >= 12, 'the walk', 10000)
     await inspector.waitForFunction(() => document.querySelector('#funnel g[data-session]'))
     // Clean: no lint anywhere, on events or in the header.
     expect(await inspector.locator('#events li[data-linted]').count()).toBe(0)

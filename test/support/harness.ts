@@ -4,9 +4,7 @@ import { chromium, type Browser, type BrowserContext, type BrowserContextOptions
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest'
 import type { Envelope } from '../../src/index'
 import { CHROMIUM_ARGS } from '../../bench/launch.mjs'
-import { sleep, waitFor as waitUntil } from './wait'
-
-export { sleep }
+import { sleep } from './wait'
 
 /** This is one request that the collector saw, as the network delivered it. */
 export interface Received {
@@ -237,13 +235,6 @@ export function watch(page: Page) {
 
 /** Leaves the page for real, as a shopper closing it would. Pagehide fires, then the document goes. */
 export const leave = (page: Page) => page.goto('about:blank')
-
-/**
- * This is the waitFor of wait.ts with the 10 second default that it had when it was defined here.
- * It stays for the suites that still import it from this file. New code should import waitFor
- * from wait.ts and pass its timeout.
- */
-export const waitFor = (check: () => boolean, what: string, timeout = 10000) => waitUntil(check, what, timeout)
 
 /**
  * Starts the demo's reference collector (demo/collector.mjs) behind a switch, for fault tests.
