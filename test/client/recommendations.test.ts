@@ -8,6 +8,7 @@ import { startDemo } from '../../demo/server.mjs'
 import { createClient, createRecommendations } from '../../src/client'
 import type { RecommendationState, RecommendationStore } from '../../src/client'
 import type { Tracker } from '../../src/index'
+import { quietConsole } from '../support/console'
 
 // Against the demo server over real HTTP on 127.0.0.1.
 let demo: { url: string; close: () => Promise<void> }
@@ -130,7 +131,7 @@ describe('recommendation stores', () => {
       [true, 1, 2, user],
       [undefined, 1, 5, user]
     ])
-    vi.spyOn(console, 'error').mockImplementation(() => {})
+    quietConsole()
     expect(store.emit('setRequestBody', { payload: { limit: -1 } }).getState().error).toMatchObject({ event: 'setRequestBody', field: 'limit' })
   })
 
@@ -180,7 +181,7 @@ describe('recommendation stores', () => {
   })
 
   it('never throws into the page: an unreadable payload, a throwing listener or onError', async () => {
-    vi.spyOn(console, 'error').mockImplementation(() => {})
+    quietConsole()
     const store = createRecommendations(client(), {
       onError: () => {
         throw new Error('page bug')
@@ -228,7 +229,7 @@ describe('recommendation stores', () => {
   })
 
   it('a refused event supersedes the request in flight too: the state shows the refusal', async () => {
-    vi.spyOn(console, 'error').mockImplementation(() => {})
+    quietConsole()
     const store = createRecommendations(client())
     store.emit('newest').emit('viewed', {} as never)
     await new Promise((resolve) => setTimeout(resolve, 200))

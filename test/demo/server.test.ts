@@ -6,11 +6,12 @@ import { type IncomingMessage, type Server } from 'node:http'
 import { connect, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterEach, describe, expect, it, vi } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import { sleep, waitFor } from '../support/wait'
 import { readFeed } from '../support/feed'
 // @ts-expect-error plain ES module without types
 import { startDemo } from '../../demo/server.mjs'
+import { quietConsole } from '../support/console'
 
 // The demo server over real HTTP on 127.0.0.1, treating every request as possibly hostile.
 type Demo = { url: string; inspectorUrl: string; inspectorToken: string; server: Server; close: () => Promise<void> }
@@ -170,7 +171,7 @@ describe('6. no single request takes the server down', () => {
 
   it('a failing handler answers 500 for its own request only', async () => {
     const demo = await start()
-    const logged = vi.spyOn(console, 'error').mockImplementation(() => {})
+    const logged = quietConsole()
     // Every hostile input above is refused on purpose; this forces a fault no check foresaw,
     // as a bug would: a header that is not a string.
     demo.server.prependListener('request', (request: IncomingMessage) => {
