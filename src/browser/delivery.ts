@@ -57,7 +57,7 @@ export function createDelivery(
   // the shopper leaving, and a burst tracked just before that gets out only if its bodies are
   // already on their way (measured in WebKit: 358 of 1,000 events out before leaving when a new
   // page probed first, 1,000 of 1,000 without).
-  const backoff = createBackoff(false)
+  const backoff = createBackoff({ probeFirst: false })
   // Requests in flight, each with the keepalive bytes it holds (none for an ordinary fetch).
   const inFlight = new Map<object, number>()
   const keepaliveBytes = () => [...inFlight.values()].reduce((sum, bytes) => sum + bytes, 0)

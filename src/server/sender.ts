@@ -52,7 +52,7 @@ export function createServerTracker(options: ServerTrackerOptions): ServerTracke
   let carried = 0
   // Probing from the start: a process that starts during an outage (a deploy, a restart loop)
   // sends one request, not maxInFlight, until the collector answers.
-  const backoff = createBackoff(true)
+  const backoff = createBackoff({ probeFirst: true })
   let timer: ReturnType<typeof setTimeout> | undefined
   let due = Infinity
   let hurry = false

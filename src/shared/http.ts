@@ -42,12 +42,12 @@ const LAST_STEP = 60000
  *
  * After a failure the sender probes: one request at a time until one succeeds, so a collector
  * that struggles sees at most one request per step; then up to the sender's bound again
- * (`slots`). `probing` says whether the sender starts that way, before anything is known.
+ * (`slots`). `probeFirst`: the sender starts that way too, before anything is known.
  */
-export function createBackoff(probing: boolean) {
+export function createBackoff({ probeFirst }: { probeFirst: boolean }) {
   let failures = 0
   let resumeAt = 0
-  let healthy = !probing
+  let healthy = !probeFirst
   return {
     /** The step a request starts in, to hand back to `failed`. */
     step: () => failures,
