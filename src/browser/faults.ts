@@ -24,7 +24,7 @@ export function createFaults({ onError, strict }: TrackerOptions, broken?: Feedb
   const report = (error: FeedbackError) => {
     // Neither a console that a page replaced nor a failing handler may turn one fault into two.
     attempt(() => console.error(error.message))
-    attempt(() => onError && onError(error))
+    attempt(() => onError?.(error))
   }
 
   /** Events given up after they were accepted: counted by reason and reported. */

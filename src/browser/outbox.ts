@@ -67,8 +67,19 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
   const onDisk = (work: (storage: Storage) => void) => {
     if (persist && storage) attempt(() => work(storage))
   }
-  const write = (entry: Entry) => onDisk((storage) => storage.setItem((entry.key ||= own + '.' + (keys++).toString(36)), stored(entry)))
-  const erase = (gone: Entry[]) => onDisk((storage) => gone.forEach((entry) => entry.key && storage.removeItem(entry.key)))
+  /** An event's storage key, given the first time it is written: this outbox's id and a number. */
+  const keyOf = (entry: Entry) => {
+    if (!entry.key) {
+      entry.key = own + '.' + keys.toString(36)
+      keys++
+    }
+    return entry.key
+  }
+  const write = (entry: Entry) => onDisk((storage) => storage.setItem(keyOf(entry), stored(entry)))
+  const erase = (gone: Entry[]) =>
+    onDisk((storage) => {
+      for (const entry of gone) if (entry.key) storage.removeItem(entry.key)
+    })
   /**
    * Holds this page's Web Lock while it has events, so no other page takes them, and lets it
    * go once it has none: Firefox keeps a page that holds a lock out of its back/forward cache.
@@ -78,7 +89,13 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
     if (!locks || want == wanted) return
     wanted = want
     if (want) {
-      locks.request(own, () => new Promise<void>((resolve) => (wanted ? (unlock = resolve) : resolve()))).catch(() => {})
+      // Held until `unlock` runs; let go at once if this page stopped wanting it meanwhile.
+      const held = () =>
+        new Promise<void>((resolve) => {
+          if (wanted) unlock = resolve
+          else resolve()
+        })
+      locks.request(own, held).catch(() => {})
     } else if (unlock) {
       unlock()
       unlock = undefined
@@ -115,8 +132,13 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
     add(entry: Entry) {
       hold(true)
       keep(entry)
+      // How many of the oldest must go for the rest to fit both bounds.
       let cut = 0
-      for (let left = chars; entries.length - cut > MAX_EVENTS || left > MAX_CHARS;) left -= jsonOf(entries[cut++]).length
+      let left = chars
+      while (entries.length - cut > MAX_EVENTS || left > MAX_CHARS) {
+        left -= jsonOf(entries[cut]).length
+        cut++
+      }
       if (cut) {
         const dropped = entries.slice(0, cut)
         without(dropped)
