@@ -27,7 +27,7 @@ const moduleBuild = (name, external = ['nanoid', 'js-cookie'], first = false) =>
 // ("type": "module"), .d.cts as CommonJS beside the .cjs.
 const declarations = (name) => ({
   input: `src/${name}.ts`,
-  external: ['nanoid', 'js-cookie'],
+  external: ['nanoid', 'js-cookie', '@shopify/web-pixels-extension'],
   plugins: [dts()],
   output: [
     { file: `dist/${name}.d.ts`, format: 'es' },
@@ -37,24 +37,29 @@ const declarations = (name) => ({
 
 // The script tags: one file each, with nanoid and js-cookie in their browser builds. The
 // minifier shortens local names only; property names stay as the source writes them.
-const scriptTag = (input, file) => ({
+const scriptTag = (input, file, name) => ({
   input,
   plugins: [
     nodeResolve({ browser: true }),
     typescript({ declaration: false, outDir: 'dist' }),
     terser({ compress: { passes: 2 }, format: { comments: false } })
   ],
-  output: { file, format: 'iife' }
+  output: { file, format: 'iife', name }
 })
 
 export default [
   moduleBuild('index', undefined, true),
   moduleBuild('client', []),
   moduleBuild('server'),
+  // The Shopify entry takes only types from Shopify's package.
+  moduleBuild('shopify', ['nanoid', '@shopify/web-pixels-extension']),
   declarations('index'),
   declarations('client'),
   declarations('server'),
+  declarations('shopify'),
   scriptTag('src/script-tags/discovery-client.ts', 'dist/discovery-feedback-client.min.js'),
   scriptTag('src/script-tags/declarative.ts', 'dist/discovery-feedback-declarative.min.js'),
-  scriptTag('src/script-tags/tracker.ts', 'dist/discovery-feedback.min.js')
+  scriptTag('src/script-tags/tracker.ts', 'dist/discovery-feedback.min.js'),
+  // Not a script tag: the bundle a Shopify custom pixel pastes (bin/custom-pixel.mjs).
+  scriptTag('src/script-tags/shopify.ts', 'dist/discovery-feedback-shopify.min.js', 'discoveryFeedbackShopify')
 ]

@@ -1,11 +1,18 @@
 #!/usr/bin/env node
 // This is `npx discovery-feedback inspect`: it starts the reference collector and the live
 // inspector alone, without the demo store, for a staging shop's tracker to point at (README
-// "Inspector as an integration debugger").
+// "Inspector as an integration debugger"). `npx discovery-feedback shopify-pixel` prints the
+// code of a Shopify custom pixel (README "Shopify").
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { keysFromEnv } from '../demo/access.mjs'
 import { startInspect } from '../demo/inspect-server.mjs'
+import { printCustomPixel } from './custom-pixel.mjs'
+
+if (process.argv[2] == 'shopify-pixel') {
+  printCustomPixel(process.argv.slice(3))
+  process.exit(0)
+}
 
 const USAGE = `Usage: discovery-feedback inspect [options]
 
@@ -50,7 +57,7 @@ if (values.help) {
   console.log(USAGE)
   process.exit(0)
 }
-if (positionals[0] != 'inspect' || positionals.length > 1) fail(positionals.length ? `unknown command ${positionals.join(' ')}` : 'which command? inspect')
+if (positionals[0] != 'inspect' || positionals.length > 1) fail(positionals.length ? `unknown command ${positionals.join(' ')}` : 'which command? inspect or shopify-pixel')
 
 const port = Number(values.port)
 if (!/^\d+$/.test(values.port) || port > 65535) fail(`--port must be a number from 0 to 65535, got ${values.port}`)

@@ -1,7 +1,8 @@
 import { pack, tooLarge, type Body } from '../shared/batch'
 import { createBackoff, outcomeOf, withSendTime } from '../shared/http'
 import type { DropReason, Entry, Outbox } from './outbox'
-import { beacon, post, type Answer } from './transport'
+import { post, type Answer } from '../shared/post'
+import { beacon } from './transport'
 import type { TrackerOptions } from './types'
 
 // The browser lets a page have 64 KiB of keepalive requests in flight (Fetch standard,

@@ -1,4 +1,5 @@
 import { nanoid } from 'nanoid'
+import { orderEventId } from './order-event-id'
 import type { Envelope, EventName, User } from './types'
 
 // One random id per page, a counter per event: as unique as a random id per event, without
@@ -16,11 +17,14 @@ export type Unidentified = Omit<Envelope, 'user'> & { user?: undefined }
 /**
  * Wraps validated properties in SPEC's "Generic event structure". `t_client` is taken now,
  * at the call, so events keep their order however late they are sent; `event_id` lets a
- * collector store a resent event once. Without a user, the event waits for one (Unidentified).
+ * collector store a resent event once. A purchase's id comes from its order, so the same order
+ * tracked twice (a reloaded confirmation page, the pixel and the server) is stored once too.
+ * Without a user, the event waits for one (Unidentified).
  */
 export function envelope(event: EventName, properties: Record<string, unknown>, key: string, user: User): Envelope
 export function envelope(event: EventName, properties: Record<string, unknown>, key: string, user: User | undefined): Envelope | Unidentified
 export function envelope(event: EventName, properties: Record<string, unknown>, key: string, user: User | undefined) {
   // The rules checked the properties against the event's fields (shared/rules.ts).
-  return { event, properties, key, t_client: Date.now(), user, event_id: page + (count++).toString(36) } as Envelope | Unidentified
+  const id = event == 'purchase' ? orderEventId(key, properties.order_id as string) : page + (count++).toString(36)
+  return { event, properties, key, t_client: Date.now(), user, event_id: id } as Envelope | Unidentified
 }

@@ -4,10 +4,10 @@ import { dirname, join, relative } from 'node:path'
 import { describe, expect, it } from 'vitest'
 
 // README "How the code is laid out": each product imports shared/ and nothing of another
-// product, except that the client knows the tracker by its public type. The package's module
+// product, except that the client and the Shopify pixel know the tracker by its public types. The package's module
 // entries stand right above the products, the script tags' entries in script-tags/.
 const src = join(process.cwd(), 'src')
-const PRODUCTS = ['browser', 'client', 'server', 'shared']
+const PRODUCTS = ['browser', 'client', 'server', 'shopify', 'shared']
 
 const sources = (folder: string): string[] =>
   readdirSync(folder, { withFileTypes: true }).flatMap((entry) =>
@@ -35,11 +35,11 @@ describe('the source tree', () => {
       readdirSync(src)
         .filter((name) => name.endsWith('.ts'))
         .sort()
-    ).toEqual(['client.ts', 'index.ts', 'server.ts'])
-    expect(readdirSync(join(src, 'script-tags')).sort()).toEqual(['declarative.ts', 'discovery-client.ts', 'tracker.ts'])
+    ).toEqual(['client.ts', 'index.ts', 'server.ts', 'shopify.ts'])
+    expect(readdirSync(join(src, 'script-tags')).sort()).toEqual(['declarative.ts', 'discovery-client.ts', 'shopify.ts', 'tracker.ts'])
   })
 
-  it.each(PRODUCTS)('%s/ imports only itself and shared/ (the client: the tracker by its public type)', (product) => {
+  it.each(PRODUCTS)('%s/ imports only itself and shared/ (the client and the pixel: the tracker by its public types)', (product) => {
     const wrong: string[] = []
     for (const file of sources(join(src, product))) {
       for (const { typeOnly, specifier, target, folder } of importsOf(file)) {
@@ -47,7 +47,8 @@ describe('the source tree', () => {
           folder == 'package' ||
           folder == product ||
           (folder == 'shared' && product != 'shared') ||
-          (product == 'client' && typeOnly && target == 'browser/types')
+          // The client and the Shopify pixel know the tracker by its public types.
+          ((product == 'client' || product == 'shopify') && typeOnly && target == 'browser/types')
         if (!allowed) wrong.push(`${relative(src, file)} imports ${specifier}`)
       }
     }

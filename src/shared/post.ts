@@ -1,0 +1,31 @@
+// The POST both page-side senders make: the storefront tracker's delivery and the Shopify pixel's.
+
+/** The collector's answer to a request. */
+export interface Answer {
+  /** The HTTP status; 0 when there was none (offline, refused, CORS not allowed). */
+  status: number
+  retryAfter?: string | null
+  /** Which of the event ids asked about (`?unconfirmed=`) the collector lacks, if it said. */
+  missing?: unknown
+}
+
+/**
+ * POSTs a body and resolves the collector's answer. The defaults of fetch are what we need:
+ * CORS mode so the answer can be read, and a string body goes as text/plain;charset=UTF-8
+ * (Fetch standard, "extract a body"), a safelisted type, so a cross-origin collector gets it
+ * without a preflight. keepalive lets it finish after the page leaves; it shares sendBeacon's
+ * 64 KiB budget.
+ */
+export function post(url: string, body: string, keepalive: boolean): Promise<Answer> {
+  // A fetch that a page replaced may throw, or return something that is not a response: the
+  // executor and the catch turn either into no answer, and fetch is still called now, before
+  // the page can go.
+  return new Promise<Response>((resolve) => resolve(fetch(url, { method: 'POST', body, credentials: 'omit', keepalive })))
+    .then((response) =>
+      response
+        .json()
+        .catch(() => undefined)
+        .then((json): Answer => ({ status: response.status, retryAfter: response.headers.get('retry-after'), missing: json?.missing }))
+    )
+    .catch((): Answer => ({ status: 0 }))
+}
