@@ -2,10 +2,14 @@
 // way a shop would. Listing and product pages use the script tag, the cart adds a recommendation
 // shelf, the confirmation page writes its purchase the way a checkout template does, and /spa
 // imports the ES module and navigates with pushState. The pages' own scripts and styles are
-// static files in demo/store/.
-import { randomUUID } from 'node:crypto'
+// static files in demo/store/. The Shopify-style checkout (/checkouts) ends on a thank-you page
+// where, as on Shopify's, the storefront's script tag does not run: the purchase comes from the
+// custom pixel, run by the pixel host of demo/shopify/.
+import { randomInt, randomUUID } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { readBody } from './request-body.mjs'
+import { checkoutOf } from './shopify/checkout.mjs'
+import { customPixelCode } from '../bin/custom-pixel.mjs'
 
 const catalog = JSON.parse(readFileSync(new URL('./catalog.json', import.meta.url), 'utf8'))
 const byId = new Map(catalog.map((product) => [product.id, product]))
@@ -34,7 +38,10 @@ const FILES = new Map(
     ['/store/home.js', './store/home.js', JS],
     ['/store/product.js', './store/product.js', JS],
     ['/store/cart-page.js', './store/cart-page.js', JS],
-    ['/store/spa.mjs', './store/spa.mjs', JS]
+    ['/store/spa.mjs', './store/spa.mjs', JS],
+    ['/shopify/host.js', './shopify/host.js', JS],
+    ['/shopify/sandbox-runtime.js', './shopify/sandbox-runtime.js', JS],
+    ['/shopify/thank-you.js', './shopify/thank-you.js', JS]
   ].map(([path, file, type]) => [path, { file: new URL(file, import.meta.url), type }])
 )
 
@@ -107,7 +114,8 @@ const cartProducts = Object.fromEntries(catalog.map((product) => [product.id, { 
 
 function cartPage(context) {
   const body = `<h1>Your cart</h1><table><tbody id="lines"></tbody></table><p id="empty">Your cart is empty.</p>
-<form method="post" action="/checkout"><input type="hidden" name="cart"><button class="primary" id="checkout">Checkout</button></form>
+<form method="post" action="/checkout"><input type="hidden" name="cart"><button class="primary" id="checkout">Checkout</button>
+<button id="checkout-shopify" formaction="/checkouts">Checkout (Shopify pixel)</button></form>
 <section class="shelf" id="shelf"></section>`
   return page(context, 'Cart', body, { values: { products: cartProducts }, script: '<script src="/store/cart-page.js"></script>' })
 }
@@ -132,6 +140,47 @@ discoveryFeedback('purchase', {
   const body = `<h1>Thank you!</h1><p>Order <b id="order-id">${escape(order.id)}</b> is confirmed.</p>
 <table>${rows}<tr><td>Shipping</td><td></td><td>${money(order.shipping)}</td></tr><tr><th>Total (incl. ${money(order.tax)} VAT)</th><td></td><th>${money(order.revenue)}</th></tr></table>`
   return page(context, 'Order confirmed', body, { script: `<script>${purchase}</script>` })
+}
+
+/**
+ * Returns Shopify's thank-you page for `order`. Like Shopify's, it runs no theme script, so no
+ * storefront script tag: the store's pixel host (demo/shopify/host.js) runs the custom pixel a
+ * merchant would paste, from bin/custom-pixel.mjs, in the lax sandbox, and publishes page_viewed
+ * and checkout_completed. The pixel has no shop origin to resolve a path against, so its endpoint
+ * is the collector's absolute URL, made from the request's Host.
+ */
+function thankYouPage(context, order, host) {
+  const endpoint = 'http://' + host + context.endpoint
+  const checkout = checkoutOf({
+    id: order.shopifyId,
+    token: order.id,
+    currency: 'EUR',
+    lines: order.lines.map((line) => {
+      const item = byId.get(line.item_id)
+      const variant = item.variants.find((one) => one.id == line.variant_item_id)
+      return {
+        productId: item.id,
+        variantId: line.variant_item_id,
+        title: item.title,
+        variantTitle: variant.title,
+        price: line.unit_price,
+        quantity: line.quantity
+      }
+    }),
+    shipping: order.shipping,
+    tax: order.tax
+  })
+  const rows = order.lines
+    .map((line) => `<tr><td>${escape(byId.get(line.item_id).title)}</td><td>${line.quantity}</td><td>${money(line.unit_price * line.quantity)}</td></tr>`)
+    .join('')
+  return `<!doctype html><html lang="en"><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>Thank you · Demo store checkout</title><link rel="stylesheet" href="/store/store.css">
+<header><strong>Demo store · Checkout</strong><a href="/">Continue shopping</a><a href="/inspector" target="_blank">Inspector</a></header>
+<main><h1>Thank you!</h1><p>Order <b id="order-id">${escape(order.shopifyId)}</b> is confirmed.</p>
+<table>${rows}<tr><td>Shipping</td><td></td><td>${money(order.shipping)}</td></tr><tr><th>Total (incl. ${money(order.tax)} VAT)</th><td></td><th>${money(order.revenue)}</th></tr></table>
+<p>This page runs no storefront script: the purchase is sent by the custom pixel, in Shopify's lax sandbox.</p></main>
+<script type="application/json" id="pixel-data">${data({ code: customPixelCode({ key: context.key, endpoint }), checkout })}</script>
+<script type="module" src="/shopify/thank-you.js"></script></html>`
 }
 
 /** Turns the posted cart into an order, with prices from the catalog rather than the browser. */
@@ -171,6 +220,11 @@ function spa(context) {
 <script type="module" src="/store/spa.mjs"></script></html>`
 }
 
+// The thank-you page's pixel posts to the host the shopper asked for. A Host header that is not a
+// plain host and port is not written into the page; the address the request came in on is.
+const hostOf = (request) =>
+  /^[\w.-]+(:\d+)?$/.test(request.headers.host || '') ? request.headers.host : `${request.socket.localAddress}:${request.socket.localPort}`
+
 const html = (response, status, body) => response.writeHead(status, { 'content-type': 'text/html; charset=utf-8' }).end(body)
 
 /** Answers the store's routes; resolves false for anything else. */
@@ -189,15 +243,26 @@ export async function handleStore(request, response, context) {
     response.writeHead(303, { location: '/order/' + order.id }).end()
     return true
   }
+  if (request.method == 'POST' && path == '/checkouts') {
+    const form = await readBody(request, MAX_FORM_CHARACTERS, { text: true })
+    if (form == null) request.resume()
+    const order = placeOrder(form ?? '')
+    // Shopify gives pixels the order's id as a gid; its thank-you URL carries the checkout's token.
+    order.shopifyId = 'gid://shopify/OrderIdentity/' + randomInt(1e12, 1e13)
+    response.writeHead(303, { location: '/checkouts/cn/' + order.id + '/thank-you' }).end()
+    return true
+  }
   if (request.method != 'GET') return false
   const productMatch = path.match(/^\/product\/([\w-]+)$/)
   const orderMatch = path.match(/^\/order\/([\w-]+)$/)
+  const thankYouMatch = path.match(/^\/checkouts\/cn\/([\w-]+)\/thank-you$/)
   if (path == '/') html(response, 200, home(context))
   else if (productMatch) {
     const item = byId.get(productMatch[1])
     html(response, item ? 200 : 404, item ? product(context, item) : page(context, 'Not found', '<h1>No such product</h1>'))
   } else if (path == '/cart') html(response, 200, cartPage(context))
   else if (orderMatch && orders.has(orderMatch[1])) html(response, 200, orderPage(context, orders.get(orderMatch[1])))
+  else if (thankYouMatch && orders.get(thankYouMatch[1])?.shopifyId) html(response, 200, thankYouPage(context, orders.get(thankYouMatch[1]), hostOf(request)))
   else if (path == '/spa' || path.startsWith('/spa/')) html(response, 200, spa(context))
   else return false
   return true

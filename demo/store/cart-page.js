@@ -34,7 +34,8 @@ function render() {
     })
   )
   document.getElementById('empty').hidden = lines.length > 0
-  document.getElementById('checkout').disabled = !lines.length
+  // Both checkouts, the store's and the Shopify-style one, need a cart.
+  for (const button of document.querySelectorAll('#checkout, #checkout-shopify')) button.disabled = !lines.length
   document.querySelector('input[name=cart]').value = JSON.stringify(lines)
   recommend(lines)
 }
