@@ -57,7 +57,8 @@ if (values.help) {
   console.log(USAGE)
   process.exit(0)
 }
-if (positionals[0] != 'inspect' || positionals.length > 1) fail(positionals.length ? `unknown command ${positionals.join(' ')}` : 'which command? inspect or shopify-pixel')
+if (positionals[0] != 'inspect' || positionals.length > 1)
+  fail(positionals.length ? `unknown command ${positionals.join(' ')}` : 'which command? inspect or shopify-pixel')
 
 const port = Number(values.port)
 if (!/^\d+$/.test(values.port) || port > 65535) fail(`--port must be a number from 0 to 65535, got ${values.port}`)

@@ -10,7 +10,7 @@
 const OFFSET_BASIS = 0xcbf29ce484222325n
 const PRIME = 0x100000001b3n
 
-function fnv1a64(text: string): bigint {
+export function fnv1a64(text: string): bigint {
   let hash = OFFSET_BASIS
   for (const byte of new TextEncoder().encode(text)) {
     hash = BigInt.asUintN(64, (hash ^ BigInt(byte)) * PRIME)

@@ -42,7 +42,7 @@ export function createPixelIdentity(cookie: BrowserCookie, options: ShopifyOptio
    */
   const siteDomain = async () => {
     const labels = page.hostname.split('.')
-    for (let candidate = labels.pop(); labels.length; ) {
+    for (let candidate = labels.pop(); labels.length;) {
       candidate = labels.pop() + '.' + candidate
       await cookie.set('df_probe=1' + attributes(candidate, 10))
       if ((await cookie.get('df_probe')) == '1') {
@@ -58,7 +58,8 @@ export function createPixelIdentity(cookie: BrowserCookie, options: ShopifyOptio
     return domain
   }
 
-  const write = async (name: string, id: string, lifetime: number) => cookie.set(name + '=' + id + attributes(await cookieDomain(), Math.floor(lifetime / 1000)))
+  const write = async (name: string, id: string, lifetime: number) =>
+    cookie.set(name + '=' + id + attributes(await cookieDomain(), Math.floor(lifetime / 1000)))
 
   /** Our id in the cookie `name`, if the cookie holds one (anything else was written by someone else). */
   const read = async (name: string) => {
