@@ -33,9 +33,20 @@ describe('the package in Node', () => {
     expect(node(['-e', `const { createClient, createRecommendations } = require('discovery-feedback/client')\n${use}`])).toBe(expected)
   })
 
+  it('imports and requires discovery-feedback/shopify, whose connectShopify reports a broken setup instead of throwing', () => {
+    // No Shopify here: an API without events and a relative endpoint, which a sandbox cannot resolve.
+    const use = `console.error = () => {}
+      const errors = []
+      connectShopify({}, { key: 'K', endpoint: '/v3/feedback', onError: (error) => errors.push(error.field) })
+      console.log(typeof connectShopify, errors.join())`
+    const expected = 'function options.endpoint'
+    expect(node(['--input-type=module', '-e', `import { connectShopify } from 'discovery-feedback/shopify'\n${use}`])).toBe(expected)
+    expect(node(['-e', `const { connectShopify } = require('discovery-feedback/shopify')\n${use}`])).toBe(expected)
+  })
+
   it('resolves types first in every condition of the exports map, .d.cts for require, and is free of side effects', () => {
     const manifest = JSON.parse(readFileSync('package.json', 'utf8'))
-    for (const entry of ['.', './client', './server']) {
+    for (const entry of ['.', './client', './server', './shopify']) {
       const { import: esm, require: cjs } = manifest.exports[entry]
       expect(Object.keys(esm)[0]).toBe('types')
       expect(Object.keys(cjs)[0]).toBe('types')
@@ -46,7 +57,7 @@ describe('the package in Node', () => {
     expect(readFileSync(manifest.exports['.'].require.types, 'utf8')).toContain('createTracker')
   })
 
-  it.each(['discovery-feedback', 'discovery-feedback-declarative', 'discovery-feedback-client'])(
+  it.each(['discovery-feedback', 'discovery-feedback-declarative', 'discovery-feedback-client', 'discovery-feedback-shopify'])(
     'builds %s.min.js as a script tag that needs neither eval nor new Function (strict CSP)',
     (name) => {
       const iife = readFileSync(`dist/${name}.min.js`, 'utf8')

@@ -61,3 +61,23 @@ feedback.track('click-item', { item_id: 'a', variant_item_id: 'a-1' }, { uid: 'u
 const { uid, setCookie } = identityCookie(undefined, { domain: 'shop.example' })
 
 export const used = [names, checked, wire, stop, uid, setCookie, feedback.close()]
+
+// An app pixel (a Web Pixels extension): Shopify's own register hands connectShopify its Standard API.
+import { register } from '@shopify/web-pixels-extension'
+import { connectShopify } from 'discovery-feedback/shopify'
+import type { ShopifyConnection, ShopifyOptions } from 'discovery-feedback/shopify'
+
+register((api) => {
+  const options: ShopifyOptions = {
+    key: 'KEY',
+    endpoint: 'https://collector.example/v3/feedback',
+    cookieDomain: 'auto',
+    itemIds: (variant) => ({ item_id: variant.product.id ?? '', variant_item_id: variant.sku ?? '' })
+  }
+  const connection: ShopifyConnection = connectShopify(api, options)
+  connection.flush().then(() => connection.stats().dropped.invalid)
+  // @ts-expect-error pages is 'checkout' or 'all'
+  connectShopify(api, { ...options, pages: 'some' })
+  // @ts-expect-error the API is Shopify's, not any object
+  connectShopify({ analytics: {} }, options)
+})
