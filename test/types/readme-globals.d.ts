@@ -23,3 +23,7 @@ declare module '*.vue' {
   const component: import('vue').Component
   export default component
 }
+
+// What Shopify gives a custom pixel's code: the Standard API, and the bundle pasted above the call.
+declare const api: import('@shopify/web-pixels-extension').ExtensionApi
+declare const discoveryFeedbackShopify: typeof import('discovery-feedback/shopify')
