@@ -2,12 +2,14 @@ import type { Checkout, Context, PixelEventsCheckoutCompleted, PixelEventsPageVi
 import { envelope } from '../shared/envelope'
 import { feedbackError } from '../shared/error'
 import { validate } from '../shared/rules'
-import type { EventName, FeedbackError } from '../shared/types'
+import type { EventName } from '../shared/types'
 import type { Consent } from '../browser/types'
-import { createPixelDelivery, type PixelEntry } from './delivery'
+import { collectedConsent, initialConsent } from './consent'
+import { createPixelDelivery } from './delivery'
 import { createMapping, isCheckoutPage, linesKey, viewPageOf } from './events'
+import { createPixelFaults } from './faults'
 import { createPixelIdentity } from './identity'
-import type { PixelApi, ShopifyConnection, ShopifyOptions, ShopifyStats } from './types'
+import type { PixelApi, ShopifyConnection, ShopifyOptions } from './types'
 
 // The checkout's steps before the order: each carries the whole checkout, lines included.
 const CHECKOUT_STEPS = [
@@ -19,9 +21,9 @@ const CHECKOUT_STEPS = [
 ] as const
 
 // Events tracked while consent is pending wait in memory, at most this many (a checkout has few).
-const MAX_WAITING = 100
+const MAX_AWAITING_CONSENT = 100
 
-/** An event that passed the rules, with the Shopify event it came from. */
+/** An event that passed the rules, with the context and time of the Shopify event it came from. */
 interface Tracked {
   event: EventName
   properties: Record<string, unknown>
@@ -29,102 +31,88 @@ interface Tracked {
   timestamp: string
 }
 
+/** The options a pixel cannot work without, read once into a copy; the first fault found, if any. */
+function readOptions(options: ShopifyOptions) {
+  const settings = { ...options }
+  for (const field of ['key', 'endpoint'] as const) {
+    if (typeof settings[field] != 'string' || !settings[field])
+      return { settings, broken: feedbackError('init', 'options.' + field, 'must be a non-empty string') }
+  }
+  // There is no shop page in the sandbox to resolve a relative URL against.
+  if (!/^https?:\/\//.test(settings.endpoint)) return { settings, broken: feedbackError('init', 'options.endpoint', 'must be an absolute http(s) URL') }
+  return { settings }
+}
+
 /**
  * Connects a Shopify Web Pixel to the collector: call it with the Standard API, in an app
  * pixel's `register` callback or in a custom pixel's code (README "Shopify"). It follows
  * Shopify's standard events and sends SPEC's (events.ts), under the storefront's shopper read
- * through `browser.cookie` (identity.ts), with the consent Shopify's customer privacy gives,
- * by fetch with keepalive (delivery.ts). Nothing here touches `document.cookie` or
- * `localStorage`: in a sandbox they are not the shop's. Nothing throws into Shopify's code;
- * every fault goes to `onError` and the console.
+ * through `browser.cookie` (identity.ts), with the consent Shopify's customer privacy gives
+ * (consent.ts), by fetch with keepalive (delivery.ts). Nothing here touches `document.cookie`
+ * or `localStorage`: in a sandbox they are not the shop's. Nothing throws into Shopify's code;
+ * every fault goes to `onError` and the console (faults.ts).
  */
 export function connectShopify(api: PixelApi, options: ShopifyOptions): ShopifyConnection {
-  const dropped: ShopifyStats['dropped'] = { invalid: 0, rejected: 0, too_large: 0 }
+  const faults = createPixelFaults(options)
   const counts = { sent: 0, retried: 0 }
-  const report = (error: FeedbackError) => {
-    // Neither a console nor a handler that throws may turn one fault into two.
-    try {
-      console.error(error.message)
-      options.onError?.(error)
-    } catch {
-      // Nothing more to do with it.
-    }
-  }
-  const invalid = (error: unknown) => {
-    dropped.invalid++
-    report((error as FeedbackError).name == 'FeedbackError' ? (error as FeedbackError) : feedbackError(undefined, undefined, 'failed: ' + error))
-  }
-
-  let broken: FeedbackError | undefined
-  try {
-    for (const field of ['key', 'endpoint'] as const) {
-      if (typeof options[field] != 'string' || !options[field]) throw feedbackError('init', 'options.' + field, 'must be a non-empty string')
-    }
-    // new URL throws on a relative URL: there is no page in the sandbox to resolve it against.
-    new URL(options.endpoint)
-  } catch (error) {
-    broken = (error as FeedbackError).name == 'FeedbackError' ? (error as FeedbackError) : feedbackError('init', 'options.endpoint', 'must be an absolute URL')
-  }
+  const { settings, broken } = readOptions(options)
   if (broken) {
     // Options it cannot work with: reported once, and the pixel does nothing.
-    report(broken)
-    return { flush: () => Promise.resolve(), stats: () => ({ queued: 0, ...counts, dropped }) }
+    faults.report(broken)
+    return { flush: () => Promise.resolve(), stats: () => ({ queued: 0, ...counts, dropped: { ...faults.dropped } }) }
   }
 
-  const { key, endpoint } = options
-  const location = api.init.context.document.location
-  const identity = createPixelIdentity(api.browser.cookie, options, location)
-  const delivery = createPixelDelivery(endpoint, options.flushInterval ?? 1000, api.browser.localStorage, counts, (entries, reason, detail) => {
-    dropped[reason] += entries.length
-    report(feedbackError(entries.length == 1 ? entries[0].event.event : undefined, undefined, entries.length + ' dropped: ' + detail))
-  })
-  const mapping = createMapping(options.itemIds)
+  const identity = createPixelIdentity(api.browser.cookie, settings, api.init.context.document.location)
+  const delivery = createPixelDelivery(settings, settings.flushInterval ?? 1000, api.browser.localStorage, counts, (entries, reason, why) =>
+    faults.drop(entries.length, reason, entries[0].event.event, why)
+  )
+  const mapping = createMapping(settings.itemIds)
+  let consent: Consent = initialConsent(api, settings)
+  // Denied from the start only by the browser's opt-out, which no banner overrides.
+  const blocked = consent == 'denied'
+  let awaitingConsent: Tracked[] = []
 
-  // Consent, as on the storefront (browser/consent.ts): Global Privacy Control opts out; else
-  // Shopify's customer privacy decides. Analytics not (yet) allowed is 'pending', since the
-  // visitor may still say yes on this page; a 'visitorConsentCollected' settles it.
-  const gpc = (globalThis.navigator as (Navigator & { globalPrivacyControl?: boolean }) | undefined)?.globalPrivacyControl
-  const optedOut = !!gpc && !options.ignoreGlobalPrivacyControl
-  const allowed = api.init.customerPrivacy?.analyticsProcessingAllowed ?? true
-  let consent: Consent = optedOut ? 'denied' : allowed ? 'granted' : 'pending'
-  let waiting: Tracked[] = []
-
-  // Cookie reads and writes are asynchronous: events go through them one at a time, in the
-  // order Shopify published them.
-  let line = Promise.resolve()
+  // Cookie reads and writes are asynchronous: events take their turn through them one at a
+  // time, in the order Shopify published them.
+  let turn = Promise.resolve()
   const inTurn = (work: () => Promise<void>) => {
-    line = line.then(work).catch(invalid)
+    turn = turn.then(work).catch(faults.invalid)
   }
 
-  const send = ({ event, properties, context, timestamp }: Tracked) =>
+  /** The shopper's ids, then the envelope, then delivery. */
+  const deliver = ({ event, properties, context, timestamp }: Tracked) =>
     inTurn(async () => {
       const { uid, sid } = await identity.user()
       const user = { uid, sid, ua: context.navigator.userAgent, lang: [...context.navigator.languages] }
       // t_client is when the shopper did it, as Shopify stamped it, not when the cookies answered.
-      const entry: PixelEntry = { event: { ...envelope(event, properties, key, user), t_client: Date.parse(timestamp) || Date.now() } }
-      if (options.debug) console.log('discovery-feedback:', event, properties)
-      delivery.add(entry, event == 'purchase')
+      const event_ = envelope(event, properties, settings.key, user)
+      delivery.add({ event: { ...event_, t_client: Date.parse(timestamp) || event_.t_client } }, event == 'purchase')
     })
 
-  /** The way of every event: the rules, then consent, then the shopper's ids and delivery. */
+  /** The way of every event: the rules, then consent, then delivery. Throws a FeedbackError naming the event, the field and the rule. */
   const track = (event: EventName, input: unknown, context: Context, timestamp: string) => {
     const tracked = { event, properties: validate(event, input), context, timestamp }
-    if (consent == 'granted') send(tracked)
-    else if (consent == 'pending' && waiting.length < MAX_WAITING) waiting.push(tracked)
+    if (settings.debug) console.log('discovery-feedback:', event, tracked.properties)
+    if (consent == 'granted') deliver(tracked)
+    else if (consent == 'pending') {
+      if (awaitingConsent.length < MAX_AWAITING_CONSENT) awaitingConsent.push(tracked)
+      else faults.drop(1, 'overflow', event, 'more than ' + MAX_AWAITING_CONSENT + ' events waited for consent')
+    }
   }
 
   const setConsent = (next: Consent) => {
-    if (optedOut || next == consent) return
+    if (next == consent || blocked) return
     consent = next
     if (next == 'granted') {
-      waiting.splice(0).forEach(send)
-      inTurn(() => delivery.adopt())
+      awaitingConsent.splice(0).forEach(deliver)
+      delivery.adopt()
     } else {
-      // Declined: nothing waits, nothing is sent, and our ids and stored events are deleted.
-      waiting = []
+      // Declined: nothing waits or is sent, and our ids and kept events are deleted, the ids
+      // first, so a storage that fails cannot keep them.
+      awaitingConsent = []
       inTurn(async () => {
-        await delivery.forget()
         await identity.forget()
+        await delivery.forget()
       })
     }
   }
@@ -136,48 +124,56 @@ export function connectShopify(api: PixelApi, options: ShopifyOptions): ShopifyC
       try {
         work(event)
       } catch (error) {
-        invalid(error)
+        faults.invalid(error)
       }
     }
 
   api.customerPrivacy?.subscribe(
     'visitorConsentCollected',
-    guarded(({ customerPrivacy }) => setConsent(customerPrivacy.analyticsProcessingAllowed ? 'granted' : 'denied'))
+    guarded((payload) => setConsent(collectedConsent(payload)))
   )
 
+  // The page viewed before, for the next view's ref, as the storefront tracker keeps it.
+  let lastUrl: string | undefined
   api.analytics.subscribe(
     'page_viewed',
     guarded((event: PixelEventsPageViewed) => {
-      if (options.pages == 'all' || isCheckoutPage(event.context.document.location.pathname))
-        track('view-page', viewPageOf(event.context), event.context, event.timestamp)
+      if (settings.pages != 'all' && !isCheckoutPage(event.context.document.location.pathname)) return
+      track('view-page', viewPageOf(event.context, lastUrl ?? event.context.document.referrer), event.context, event.timestamp)
+      lastUrl = event.context.document.location.href
     })
   )
 
   // A change of the cart inside the checkout (a line removed, a gift added) is an update-cart
   // with the checkout's lines; the lines it started with are the cart the storefront sent.
-  let lines: string | undefined
+  let checkoutLines: string | undefined
   for (const step of CHECKOUT_STEPS) {
     api.analytics.subscribe(
       step,
       guarded((event: { data: { checkout: Checkout }; context: Context; timestamp: string }) => {
-        const now = linesKey(event.data.checkout.lineItems)
-        if (lines != undefined && now != lines) {
-          track('update-cart', { line_items: mapping.lineItemsOf(step, event.data.checkout.lineItems, invalid) }, event.context, event.timestamp)
-        }
-        lines = now
+        const lines = event.data.checkout.lineItems
+        const now = linesKey(lines)
+        const changed = checkoutLines != undefined && now != checkoutLines
+        checkoutLines = now
+        if (!changed) return
+        const items = mapping.lineItemsOf(step, lines, faults.invalid)
+        // A cart none of whose lines could be mapped is not an empty cart: nothing is said of it.
+        if (items.length || !lines.length) track('update-cart', { line_items: items }, event.context, event.timestamp)
       })
     )
   }
 
   api.analytics.subscribe(
     'checkout_completed',
-    guarded((event: PixelEventsCheckoutCompleted) => track('purchase', mapping.purchaseOf(event.data.checkout, invalid), event.context, event.timestamp))
+    guarded((event: PixelEventsCheckoutCompleted) => track('purchase', mapping.purchaseOf(event.data.checkout, faults.invalid), event.context, event.timestamp))
   )
 
-  if (consent == 'granted') inTurn(() => delivery.adopt())
+  // Events the shopper's earlier pages left unsent, once storage may be used. Not in the
+  // events' turn: reading them back must not hold up this page's purchase.
+  if (consent == 'granted') delivery.adopt()
 
   return {
-    flush: () => line.then(() => delivery.flush()),
-    stats: () => ({ queued: waiting.length + delivery.queued, ...counts, dropped: { ...dropped } })
+    flush: () => turn.then(() => delivery.flush()),
+    stats: () => ({ queued: awaitingConsent.length + delivery.queued, ...counts, dropped: { ...faults.dropped } })
   }
 }

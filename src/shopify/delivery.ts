@@ -1,19 +1,21 @@
 import type { BrowserLocalStorage } from '@shopify/web-pixels-extension'
 import { jsonOf, pack, type Packed } from '../shared/batch'
 import { createBackoff, outcomeOf, withSendTime } from '../shared/http'
+import { fnv1a64 } from '../shared/order-event-id'
 import { post } from '../shared/post'
+import type { Envelope } from '../shared/types'
 
-// Two requests at a time, each at most 30 KiB, so both fit the browser's 64 KiB of keepalive
-// requests in flight (Fetch standard, "keepalive"). A checkout tracks a handful of events.
+// Requests in flight: a checkout tracks a handful of events, and every request is a keepalive
+// one, which together may hold 64 KiB at most (Fetch standard, "keepalive"). A body is at most
+// 60 KiB, as the storefront tracker's.
 const MAX_IN_FLIGHT = 2
-const MAX_BODY = 30720
-// Events kept in the shop's storage for a later page: each under its own key, so that two
-// pages (two tabs) writing at once never overwrite each other's.
-const PREFIX = 'df_pixel_'
+const KEEPALIVE_BUDGET = 65536
+const MAX_BODY = 61440
+// Kept events older than this are not sent any more (the storefront outbox's bound too).
 const MAX_AGE = 7 * 864e5
 const MAX_KEPT = 200
 
-export type PixelEntry = Packed & { sending?: boolean }
+export type PixelEntry = Packed<Envelope> & { sending?: boolean }
 
 export interface PixelCounts {
   sent: number
@@ -21,37 +23,53 @@ export interface PixelCounts {
 }
 
 /**
- * Sends a pixel's events: by fetch with keepalive (sendBeacon is deprecated in pixels, and the
- * sandbox's own beacon would go through the top frame), a purchase at once and anything else
- * after `interval`, retried under the HTTP policy both other senders follow (shared/http.ts).
+ * Sends a pixel's events: by fetch with keepalive (sendBeacon is deprecated in pixels), a
+ * purchase at once and anything else after `interval`, retried under the HTTP policy both other
+ * senders follow (shared/http.ts): after a failure, one request at a time until one succeeds.
  *
  * The sandbox has no storage of the shop's except the Standard API's asynchronous
- * `browser.localStorage`: each event is written there as it is queued and removed once the
- * collector stored it, so an event whose request the closing page cut short is sent by the
- * pixel on the shopper's next page. Its event id lets the collector store it once.
+ * `browser.localStorage`: once consent allows, each event is written there as it is queued,
+ * under a key of its own, and removed once the collector stored it. An event whose request the
+ * closing page cut short is then sent by the pixel on the shopper's next page. Its event id
+ * lets the collector store it once.
  */
 export function createPixelDelivery(
-  endpoint: string,
+  { key, endpoint }: { key: string; endpoint: string },
   interval: number,
   storage: BrowserLocalStorage,
   counts: PixelCounts,
   refused: (entries: PixelEntry[], reason: 'rejected' | 'too_large', detail: string) => void
 ) {
+  // Kept events of this key and collector only: a staging and a production pixel on one shop
+  // never take each other's.
+  const prefix = 'df_pixel_' + fnv1a64(key + ' ' + endpoint).toString(36) + '_'
   const backoff = createBackoff({ probeFirst: false })
   let queue: PixelEntry[] = []
-  let inFlight = 0
+  // Requests in flight, each with its body's bytes.
+  const inFlight = new Map<object, number>()
+  // Ids this page delivered: a kept copy read back after that is not sent again.
+  const delivered = new Set<string>()
   let timer: ReturnType<typeof setTimeout> | undefined
   let due = Infinity
   let persist = false
   const idle: (() => void)[] = []
 
-  // Storage is the top frame's, a message away: a failure there (full, blocked) leaves the
-  // event in memory only, and is no reason to stop sending.
-  const keep = (entry: PixelEntry) => persist && storage.setItem(PREFIX + entry.event.event_id, jsonOf(entry)).catch(() => {})
-  const unkeep = (entries: PixelEntry[]) => entries.forEach((entry) => storage.removeItem(PREFIX + entry.event.event_id).catch(() => {}))
+  // Storage is the top frame's, a message away: a failure there (full, blocked, the page
+  // going) leaves the event in memory only, and is no reason to stop sending.
+  const keep = (entry: PixelEntry) => {
+    if (persist) storage.setItem(prefix + entry.event.event_id, jsonOf(entry)).catch(() => {})
+  }
+  const unkeep = (entries: PixelEntry[]) => entries.forEach((entry) => storage.removeItem(prefix + entry.event.event_id).catch(() => {}))
+  /** Our keys in the shop's storage, read in parallel: each is a round trip to the top frame. */
+  const keptKeys = async () => {
+    const count = await storage.length()
+    const keys = await Promise.all(Array.from({ length: count }, (_, index) => storage.key(index)))
+    return keys.filter((name): name is string => !!name?.startsWith(prefix))
+  }
 
+  const endFlushes = () => idle.splice(0).forEach((resolve) => resolve())
   const settled = () => {
-    if (!queue.length && !inFlight) idle.splice(0).forEach((resolve) => resolve())
+    if (!queue.length && !inFlight.size) endFlushes()
   }
 
   const schedule = (at: number) => {
@@ -67,42 +85,54 @@ export function createPixelDelivery(
     unkeep(gone)
   }
 
-  /** Sends what waits, as many bodies as the collector's health allows. */
+  /** The collector's answer to one request: the events are delivered, refused, or wait out the backoff. */
+  const settle = (entries: PixelEntry[], status: number, retryAfter: string | null | undefined, step: number) => {
+    entries.forEach((entry) => (entry.sending = false))
+    const outcome = outcomeOf(status)
+    if (outcome == 'retry') {
+      counts.retried += entries.length
+      backoff.failed(step, retryAfter)
+      // The events wait out the backoff: a flush() ends here.
+      endFlushes()
+    } else {
+      backoff.answered()
+      without(entries)
+      if (outcome == 'delivered') {
+        counts.sent += entries.length
+        entries.forEach((entry) => delivered.add(entry.event.event_id))
+      } else refused(entries, 'rejected', 'the collector answered ' + status)
+    }
+    if (queue.some((entry) => !entry.sending)) schedule(0)
+    settled()
+  }
+
+  /** Sends what waits, as many bodies as the collector's health and the keepalive budget allow. */
   function send() {
     clearTimeout(timer)
     due = Infinity
     if (Date.now() < backoff.resumeAt()) {
-      // Backing off after a failure: a flush() ends here, and the backoff's timer sends later.
-      idle.splice(0).forEach((resolve) => resolve())
+      endFlushes()
       return schedule(backoff.resumeAt())
     }
-    const waiting = queue.filter((entry) => !entry.sending)
+    const free = backoff.slots(MAX_IN_FLIGHT) - inFlight.size
+    // Every slot taken: the next answer sends on.
+    if (free <= 0) return
     const tooLarge = (entry: PixelEntry) => {
       without([entry])
       refused([entry], 'too_large', 'too large for a request')
     }
-    const bodies = pack(waiting, MAX_BODY, tooLarge, backoff.slots(MAX_IN_FLIGHT) - inFlight)
-    for (const { body, entries } of bodies) {
-      inFlight++
+    const waiting = queue.filter((entry) => !entry.sending)
+    for (const { body, entries, bytes } of pack(waiting, MAX_BODY, tooLarge, free)) {
+      const held = [...inFlight.values()].reduce((sum, size) => sum + size, 0)
+      // Over the keepalive budget: this body waits for an answer to free some.
+      if (held + bytes > KEEPALIVE_BUDGET) break
+      const request = {}
+      inFlight.set(request, bytes)
       entries.forEach((entry) => (entry.sending = true))
       const step = backoff.step()
-      post(withSendTime(endpoint, Date.now()), body, true).then((answer) => {
-        inFlight--
-        entries.forEach((entry) => (entry.sending = false))
-        const outcome = outcomeOf(answer.status)
-        if (outcome == 'retry') {
-          counts.retried += entries.length
-          backoff.failed(step, answer.retryAfter)
-        } else {
-          backoff.answered()
-          without(entries)
-          if (outcome == 'delivered') counts.sent += entries.length
-          else refused(entries, 'rejected', 'the collector answered ' + answer.status)
-        }
-        if (queue.some((entry) => !entry.sending)) schedule(outcome == 'retry' ? backoff.resumeAt() : 0)
-        // A failed request leaves its events waiting out the backoff: a flush() ends here too.
-        if (outcome == 'retry') idle.splice(0).forEach((resolve) => resolve())
-        settled()
+      post(withSendTime(endpoint, Date.now()), body, true).then(({ status, retryAfter }) => {
+        inFlight.delete(request)
+        settle(entries, status, retryAfter, step)
       })
     }
     settled()
@@ -122,26 +152,32 @@ export function createPixelDelivery(
 
     /**
      * Consent allows storage: events queued so far are written, and those that earlier pages
-     * left unsent are taken over and sent. Another tab may take the same ones: the collector
-     * stores each event id once.
+     * left unsent are taken over and sent. Another open tab may take the same ones: the
+     * collector stores each event id once.
      */
     async adopt() {
       persist = true
       queue.forEach(keep)
-      const count = await storage.length()
-      const keys = await Promise.all(Array.from({ length: count }, (_, index) => storage.key(index)))
-      const ours = keys.filter((key): key is string => !!key && key.startsWith(PREFIX)).slice(0, MAX_KEPT)
-      const oldest = Date.now() - MAX_AGE
-      for (const key of ours) {
-        const wire = await storage.getItem(key)
-        let event
-        try {
-          event = JSON.parse(wire!)
-        } catch {
-          // Cut short, or written by someone else.
-        }
-        if (!event?.event_id || !(event.t_client > oldest)) storage.removeItem(key)
-        else if (!queue.some((entry) => entry.event.event_id == event.event_id)) queue.push({ event, wire: wire! })
+      try {
+        const names = (await keptKeys()).slice(0, MAX_KEPT)
+        const texts = await Promise.all(names.map((name) => storage.getItem(name)))
+        const oldest = Date.now() - MAX_AGE
+        names.forEach((name, index) => {
+          let event: Envelope | undefined
+          try {
+            event = JSON.parse(texts[index]!)
+          } catch {
+            // Cut short, or written by someone else.
+          }
+          const id = event?.event_id
+          if (!id || event!.key != key || !(event!.t_client > oldest)) {
+            storage.removeItem(name).catch(() => {})
+          } else if (!delivered.has(id) && !queue.some((entry) => entry.event.event_id == id)) {
+            queue.push({ event: event!, wire: texts[index]! })
+          }
+        })
+      } catch {
+        // The shop's storage cannot be read: nothing to take over.
       }
       if (queue.length) schedule(0)
     },
@@ -151,9 +187,11 @@ export function createPixelDelivery(
       persist = false
       unkeep(queue)
       queue = []
-      const count = await storage.length()
-      const keys = await Promise.all(Array.from({ length: count }, (_, index) => storage.key(index)))
-      for (const key of keys) if (key?.startsWith(PREFIX)) await storage.removeItem(key)
+      try {
+        for (const name of await keptKeys()) await storage.removeItem(name)
+      } catch {
+        // Blocked storage holds nothing of ours to delete.
+      }
     },
 
     /** Sends everything now; resolves once nothing waits or flies, or a request failed. */

@@ -45,6 +45,8 @@ export interface ShopifyOptions {
   flushInterval?: number
   /** Send even when the browser signals Global Privacy Control, as the storefront tracker's option. */
   ignoreGlobalPrivacyControl?: boolean
+  /** Treat Do-Not-Track (deprecated) as an opt-out, as the storefront tracker's option. */
+  respectDoNotTrack?: boolean
   /** Log every event to the console. */
   debug?: boolean
   /** Hears every event that could not be mapped, was refused or could not be sent. */
@@ -73,5 +75,7 @@ export interface ShopifyStats {
     rejected: number
     /** Larger than a request may be. */
     too_large: number
+    /** More than 100 events waited for consent: the newest are not kept. */
+    overflow: number
   }
 }

@@ -19,16 +19,18 @@ interface Sent {
 
 let sent: Sent[]
 let status: number
+let retryAfter: string
 let errors: FeedbackError[]
 
 beforeEach(() => {
   sent = []
   status = 200
+  retryAfter = '0'
   errors = []
   vi.spyOn(console, 'error').mockImplementation(() => {})
   vi.stubGlobal('fetch', async (url: string, init: RequestInit) => {
     sent.push({ url, events: JSON.parse(init.body as string), keepalive: init.keepalive })
-    return new Response('{}', { status })
+    return new Response('{}', { status, headers: { 'retry-after': retryAfter } })
   })
 })
 afterEach(() => {
@@ -206,22 +208,69 @@ describe('connectShopify: consent', () => {
 
 describe('connectShopify: delivery', () => {
   it('keeps an unsent purchase in the shop’s storage through the Standard API, and the next page sends it once', async () => {
+    // The collector is down while the thank-you page is open; the page goes before its retry.
     status = 503
+    retryAfter = '3600'
     const stored = new Map<string, string>()
     const first = fakeApi({ stored })
     connectShopify(first.api, options())
     first.publish('checkout_completed', checkoutCompleted(sampleOrder()))
     await waitFor(() => sent.length == 1, 'the first try')
-    expect([...stored.keys()]).toEqual(['df_pixel_' + orderEventId('KEY', '5512345678901')])
+    const id = orderEventId('KEY', '5512345678901')
+    await waitFor(() => stored.size == 1, 'the kept purchase')
+    expect([...stored.keys()][0]).toMatch(new RegExp('^df_pixel_[0-9a-z]+_' + id.replace('.', '\\.') + '$'))
 
-    // The thank-you page is gone; the shopper's next page runs the pixel again.
+    // The shopper's next page of the shop runs the pixel again.
     status = 200
     sent = []
     const next = fakeApi({ stored, href: 'https://demo-store.example/' })
     connectShopify(next.api, options())
     await waitFor(() => sent.length == 1, 'the kept purchase')
-    expect(sent[0].events.map((event) => event.event_id)).toEqual([orderEventId('KEY', '5512345678901')])
     await waitFor(() => stored.size == 0, 'the storage emptied')
+    await sleep(1200)
+    expect(sent.flatMap((request) => request.events.map((event) => event.event_id))).toEqual([id])
+  })
+
+  it('takes over no kept event of another key or collector (a staging pixel beside the live one)', async () => {
+    status = 503
+    retryAfter = '3600'
+    const stored = new Map<string, string>()
+    const staging = fakeApi({ stored })
+    connectShopify(staging.api, options({ key: 'STAGING' }))
+    staging.publish('checkout_completed', checkoutCompleted(sampleOrder()))
+    await waitFor(() => stored.size == 1, 'the kept purchase')
+    status = 200
+    sent = []
+    const live = fakeApi({ stored })
+    const connection = connectShopify(live.api, options())
+    await sleep(100)
+    await connection.flush()
+    expect(sent).toEqual([])
+    expect(stored.size).toBe(1)
+  })
+
+  it('keeps at most two requests in flight; after a failure, one probe carries what waits', async () => {
+    const shop = fakeApi()
+    const answers: ((response: Response) => void)[] = []
+    vi.stubGlobal('fetch', (url: string, init: RequestInit) => {
+      sent.push({ url, events: JSON.parse(init.body as string), keepalive: init.keepalive })
+      return new Promise<Response>((resolve) => answers.push(resolve))
+    })
+    connectShopify(shop.api, options())
+    for (let order = 1; order <= 4; order++) {
+      shop.publish('checkout_completed', checkoutCompleted(sampleOrder({ id: 'gid://shopify/OrderIdentity/' + order })))
+      await sleep(30)
+    }
+    expect(sent).toHaveLength(2)
+    // Both fail: what waits goes in one request, a probe, and nothing more until it is answered.
+    answers.splice(0).forEach((answer) => answer(new Response('{}', { status: 503, headers: { 'retry-after': '0' } })))
+    await waitFor(() => sent.length == 3, 'the probe')
+    await sleep(100)
+    expect(sent).toHaveLength(3)
+    expect(sent[2].events.map((event) => event.properties.order_id)).toEqual(['1', '2', '3', '4'])
+    answers.splice(0).forEach((answer) => answer(new Response('{}', { status: 200 })))
+    await sleep(100)
+    expect(sent).toHaveLength(3)
   })
 
   it('reports options it cannot work with and does nothing, without throwing', async () => {
@@ -232,5 +281,110 @@ describe('connectShopify: delivery', () => {
     expect(sent).toEqual([])
     expect(errors.map((error) => error.field)).toEqual(['options.endpoint'])
     expect(() => connectShopify(shop.api, { key: '' } as ShopifyOptions)).not.toThrow()
+  })
+})
+
+describe('connectShopify: what the top frame or the data may do wrong', () => {
+  it('sends the purchase with this page’s ids when the cookie API fails, whatever it rejects with', async () => {
+    for (const reason of [new Error('top frame gone'), undefined, 'blocked']) {
+      sent = []
+      const shop = fakeApi({ failures: { cookie: { reason } } })
+      const connection = connectShopify(shop.api, options())
+      shop.publish('checkout_completed', checkoutCompleted(sampleOrder()))
+      shop.publish('checkout_completed', checkoutCompleted(sampleOrder({ id: 'gid://shopify/OrderIdentity/2' })))
+      await waitFor(() => sent.flatMap((request) => request.events).length == 2, 'both purchases')
+      const [first, second] = sent.flatMap((request) => request.events)
+      expect(first.user.uid).toMatch(/^[\w-]{21}$/)
+      expect(second.user.uid).toBe(first.user.uid)
+      expect(connection.stats().dropped.invalid).toBe(0)
+    }
+    expect(errors).toEqual([])
+  })
+
+  it('deletes our cookies on a decline even where the shop’s storage throws, and leaves no promise unhandled', async () => {
+    const stale = JSON.stringify({ event: 'view-page', event_id: 'x', key: 'KEY', t_client: 1 })
+    const shop = fakeApi({ customerPrivacy: consent(false), cookies: { df_uid: UID, df_sid: SID }, stored: new Map([['df_pixel_stale', stale]]) })
+    shop.failures.storage = true
+    connectShopify(shop.api, options())
+    shop.collectConsent(true)
+    shop.publish('checkout_completed', checkoutCompleted(sampleOrder()))
+    await waitFor(() => sent.length == 1, 'the purchase')
+    shop.collectConsent(false)
+    await waitFor(() => !shop.jar.size, 'the cookies deleted')
+  })
+
+  it('writes nothing at all when a shopper without ids declines, with cookieDomain auto (no domain probe)', async () => {
+    const shop = fakeApi({ customerPrivacy: consent(false) })
+    const connection = connectShopify(shop.api, options({ cookieDomain: 'auto' }))
+    shop.publish('checkout_completed', checkoutCompleted(sampleOrder()))
+    shop.collectConsent(false)
+    await connection.flush()
+    await sleep(50)
+    expect(shop.cookieWrites).toEqual([])
+    expect(sent).toEqual([])
+  })
+
+  it('finds the storefront’s cookie domain with cookieDomain auto, and deletes on every domain when a shopper with ids declines', async () => {
+    const shop = fakeApi({ cookies: { df_uid: UID, df_sid: SID } })
+    connectShopify(shop.api, options({ cookieDomain: 'auto' }))
+    shop.publish('checkout_completed', checkoutCompleted(sampleOrder()))
+    await waitFor(() => sent.length == 1, 'the purchase')
+    // The fake jar takes any domain: the first candidate, the last two labels, is the site's.
+    expect(shop.cookieWrites.slice(-2)).toEqual([
+      `df_uid=${UID}; path=/; max-age=34560000; SameSite=Lax; Secure; domain=demo-store.example`,
+      `df_sid=${SID}; path=/; max-age=1800; SameSite=Lax; Secure; domain=demo-store.example`
+    ])
+    shop.collectConsent(false)
+    await waitFor(() => !shop.jar.has('df_uid') && !shop.jar.has('df_sid'), 'the cookies deleted')
+  })
+
+  it('follows the visitor changing their mind on the page: granted, declined, granted again', async () => {
+    const shop = fakeApi({ customerPrivacy: consent(false) })
+    connectShopify(shop.api, options())
+    shop.collectConsent(true)
+    shop.collectConsent(false)
+    shop.publish('checkout_completed', checkoutCompleted(sampleOrder()))
+    await sleep(1200)
+    expect(sent).toEqual([])
+    shop.collectConsent(true)
+    shop.publish('checkout_completed', checkoutCompleted(sampleOrder({ id: 'gid://shopify/OrderIdentity/9' })))
+    await waitFor(() => sent.length == 1, 'the purchase after consent again')
+    expect(sent[0].events.map((event) => event.properties.order_id)).toEqual(['9'])
+  })
+
+  it('maps discounts once: unit prices are the variants’, every discount is in total_discount', async () => {
+    const shop = fakeApi()
+    connectShopify(shop.api, options())
+    shop.publish('checkout_completed', checkoutCompleted(sampleOrder({ discount: 10 })))
+    await waitFor(() => sent.length == 1, 'the purchase')
+    const { properties } = sent[0].events[0]
+    expect(properties).toMatchObject({ revenue: 133.7, total_discount: 10 })
+    expect(properties.line_items.map((line: { unit_price: number }) => line.unit_price)).toEqual([39.9, 59])
+  })
+
+  it('reports a line whose itemIds() throws, and still sends the purchase', async () => {
+    const shop = fakeApi()
+    connectShopify(shop.api, options({ itemIds: (variant) => ({ item_id: variant.sku!.toLowerCase(), variant_item_id: variant.sku! }) }))
+    const data = checkoutCompleted(sampleOrder())
+    data.checkout.lineItems[1].variant!.sku = null
+    shop.publish('checkout_completed', data)
+    await waitFor(() => sent.length == 1, 'the purchase')
+    expect(sent[0].events[0].properties.line_items).toHaveLength(1)
+    expect(errors.map((error) => [error.event, error.field])).toEqual([['checkout_completed', 'checkout.lineItems[1]']])
+  })
+
+  it('sends order status pages, not a theme’s account pages, and each checkout page after the one before it', async () => {
+    const shop = fakeApi()
+    const connection = connectShopify(shop.api, options())
+    const first = 'https://demo-store.example/checkouts/cn/c1/information'
+    const status = 'https://demo-store.example/63510912345/orders/9f8e7d6c'
+    shop.publish('page_viewed', pageViewed(), 'https://demo-store.example/account/orders/1001')
+    shop.publish('page_viewed', pageViewed(), first)
+    shop.publish('page_viewed', pageViewed(), status)
+    await connection.flush()
+    expect(delivered().map((event) => [event.properties.url, event.properties.ref])).toEqual([
+      [first, ''],
+      [status, first]
+    ])
   })
 })

@@ -17,26 +17,54 @@ function parseAssignment(text: string) {
   return { name, value: value.join('='), deletes }
 }
 
+/** Calls of the top frame that fail: `storage` rejects every storage call, `cookie` (when set) is what every cookie call rejects with. */
+export interface Failures {
+  storage?: boolean
+  cookie?: { reason: unknown }
+}
+
 export function fakeApi({
   cookies = {},
   customerPrivacy = consent(true),
   href = CHECKOUT_URL,
-  stored = new Map<string, string>()
-}: { cookies?: Record<string, string>; customerPrivacy?: RegisterInit['customerPrivacy']; href?: string; stored?: Map<string, string> } = {}) {
+  stored = new Map<string, string>(),
+  failures = {}
+}: {
+  cookies?: Record<string, string>
+  customerPrivacy?: RegisterInit['customerPrivacy']
+  href?: string
+  stored?: Map<string, string>
+  failures?: Failures
+} = {}) {
   const jar = new Map(Object.entries(cookies))
   const cookieWrites: string[] = []
   const subscribers = new Map<string, Callback[]>()
   const privacy: Callback[] = []
   let seq = 0
 
+  // Each call answers a task later, as a message from the top frame would.
+  const storageCall =
+    <A extends unknown[], R>(work: (...args: A) => R) =>
+    async (...args: A): Promise<R> => {
+      await new Promise((resolve) => setTimeout(resolve))
+      if (failures.storage) throw new DOMException('The operation is insecure.', 'SecurityError')
+      return work(...args)
+    }
   const storage = {
-    getItem: async (key: string) => stored.get(key) ?? null,
-    setItem: async (key: string, value: string) => void stored.set(key, String(value)),
-    removeItem: async (key: string) => void stored.delete(key),
-    key: async (index: number) => [...stored.keys()][index] ?? null,
-    length: async () => stored.size,
-    clear: async () => stored.clear()
+    getItem: storageCall((key: string) => stored.get(key) ?? null),
+    setItem: storageCall((key: string, value: string) => void stored.set(key, String(value))),
+    removeItem: storageCall((key: string) => void stored.delete(key)),
+    key: storageCall((index: number) => [...stored.keys()][index] ?? null),
+    length: storageCall(() => stored.size),
+    clear: storageCall(() => stored.clear())
   }
+  const cookieCall =
+    <A extends unknown[], R>(work: (...args: A) => R) =>
+    async (...args: A): Promise<R> => {
+      await new Promise((resolve) => setTimeout(resolve))
+      if (failures.cookie) throw failures.cookie.reason
+      return work(...args)
+    }
 
   const api: PixelApi = {
     init: registerInit({ context: contextFor(href), customerPrivacy }),
@@ -54,14 +82,14 @@ export function fakeApi({
     } as PixelApi['customerPrivacy'],
     browser: {
       cookie: {
-        get: async (name?: string) => (name ? (jar.get(name) ?? '') : [...jar].map(([key, value]) => key + '=' + value).join('; ')),
-        set: async (text: string) => {
+        get: cookieCall((name?: string) => (name ? (jar.get(name) ?? '') : [...jar].map(([key, value]) => key + '=' + value).join('; '))),
+        set: cookieCall((text: string) => {
           cookieWrites.push(text)
           const { name, value, deletes } = parseAssignment(text)
           if (deletes) jar.delete(name)
           else jar.set(name, value)
           return text
-        }
+        })
       },
       localStorage: storage,
       sessionStorage: storage,
@@ -74,6 +102,7 @@ export function fakeApi({
     jar,
     cookieWrites,
     stored,
+    failures,
     /** Publishes a standard event with Shopify's fields, the page at `at` in its context. */
     publish(name: string, data: unknown, at = href) {
       const event = {

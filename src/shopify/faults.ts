@@ -1,0 +1,54 @@
+import { feedbackError } from '../shared/error'
+import type { FeedbackError } from '../shared/types'
+import type { ShopifyOptions, ShopifyStats } from './types'
+
+/**
+ * Where every fault of a pixel ends, as the storefront tracker's (browser/faults.ts): counted
+ * by reason, shown in the console and handed to `onError`. Nothing thrown here, or by the
+ * shop's handler, reaches Shopify's code.
+ */
+export function createPixelFaults(options: ShopifyOptions) {
+  const dropped: ShopifyStats['dropped'] = { invalid: 0, rejected: 0, too_large: 0, overflow: 0 }
+
+  const report = (error: FeedbackError) => {
+    // Neither a console that throws nor a failing handler may turn one fault into two, or
+    // keep the other from hearing it.
+    try {
+      console.error(error.message)
+    } catch {
+      // No console to tell.
+    }
+    try {
+      options?.onError?.(error)
+    } catch {
+      // The shop's handler failed; the fault was shown in the console.
+    }
+  }
+
+  /** What was thrown, as a FeedbackError: anything at all may be thrown, a string or undefined too. */
+  const asFeedbackError = (caught: unknown): FeedbackError => {
+    if (caught instanceof Error && caught.name == 'FeedbackError') return caught as FeedbackError
+    let text: string
+    try {
+      text = String(caught)
+    } catch {
+      text = typeof caught + ' thrown'
+    }
+    return feedbackError(undefined, undefined, 'failed: ' + text)
+  }
+
+  return {
+    dropped,
+    report,
+    /** An event that could not be mapped or was refused by the rules: counted and reported. */
+    invalid(caught: unknown) {
+      dropped.invalid++
+      report(asFeedbackError(caught))
+    },
+    /** Events given up after they were accepted, by reason. */
+    drop(count: number, reason: 'rejected' | 'too_large' | 'overflow', event: string | undefined, why: string) {
+      dropped[reason] += count
+      report(feedbackError(count == 1 ? event : undefined, undefined, (count == 1 ? 'event' : count + ' events') + ' dropped: ' + why))
+    }
+  }
+}
