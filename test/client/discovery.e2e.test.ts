@@ -166,9 +166,11 @@ describe('declarative tracking in Chromium', () => {
       df('add-to-cart', { item_id: '6', variant_item_id: '61', quantity: 1, rid: 's-shelf' })
     }, order)
     await leave(page)
-    await waitFor(() => collector.events().length >= 8, 'eight events', 10000)
-    const events = collector.events().map((event) => [event.event, event.properties])
+    await waitFor(() => collector.received().length >= 8, 'eight events', 10000)
+    const events = collector.received().map((event) => [event.event, event.properties])
     expect(events).toHaveLength(8)
+    // The same order tracked both ways has one event id, so a collector stores it once.
+    expect(collector.events()).toHaveLength(7)
     const declarative = events.slice(0, 4)
     const manual = events.slice(4)
     expect(declarative).toEqual(manual)
