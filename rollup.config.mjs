@@ -53,10 +53,12 @@ export default [
   moduleBuild('server'),
   // The Shopify entry takes only types from Shopify's package.
   moduleBuild('shopify', ['nanoid', '@shopify/web-pixels-extension']),
+  moduleBuild('relay', ['nanoid']),
   declarations('index'),
   declarations('client'),
   declarations('server'),
   declarations('shopify'),
+  declarations('relay'),
   scriptTag('src/script-tags/discovery-client.ts', 'dist/discovery-feedback-client.min.js'),
   scriptTag('src/script-tags/declarative.ts', 'dist/discovery-feedback-declarative.min.js'),
   scriptTag('src/script-tags/tracker.ts', 'dist/discovery-feedback.min.js'),

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest'
 // product, except that the client and the Shopify pixel know the tracker by its public types. The package's module
 // entries stand right above the products, the script tags' entries in script-tags/.
 const src = join(process.cwd(), 'src')
-const PRODUCTS = ['browser', 'client', 'server', 'shopify', 'shared']
+const PRODUCTS = ['browser', 'client', 'relay', 'server', 'shopify', 'shared']
 
 const sources = (folder: string): string[] =>
   readdirSync(folder, { withFileTypes: true }).flatMap((entry) =>
@@ -35,7 +35,7 @@ describe('the source tree', () => {
       readdirSync(src)
         .filter((name) => name.endsWith('.ts'))
         .sort()
-    ).toEqual(['client.ts', 'index.ts', 'server.ts', 'shopify.ts'])
+    ).toEqual(['client.ts', 'index.ts', 'relay.ts', 'server.ts', 'shopify.ts'])
     expect(readdirSync(join(src, 'script-tags')).sort()).toEqual(['declarative.ts', 'discovery-client.ts', 'shopify.ts', 'tracker.ts'])
   })
 
@@ -55,9 +55,9 @@ describe('the source tree', () => {
     expect(wrong).toEqual([])
   })
 
-  it('keeps browser-only packages out of shared/ and server/, where Node runs', () => {
+  it('keeps browser-only packages out of shared/, server/ and relay/, where servers run', () => {
     const browserOnly = ['js-cookie']
-    const found = [...sources(join(src, 'shared')), ...sources(join(src, 'server'))].flatMap((file) =>
+    const found = [...sources(join(src, 'shared')), ...sources(join(src, 'server')), ...sources(join(src, 'relay'))].flatMap((file) =>
       importsOf(file)
         .filter(({ specifier }) => browserOnly.includes(specifier))
         .map(({ specifier }) => `${relative(src, file)} imports ${specifier}`)

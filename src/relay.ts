@@ -1,0 +1,8 @@
+export { createRelay } from './relay/create-relay'
+export { memoryStore } from './relay/memory-store'
+export { redisStore } from './relay/redis-store'
+export type { RedisClient, RedisStoreOptions } from './relay/redis-store'
+export { fileSink, forwardSink, SinkUnavailable } from './relay/sinks'
+export type { ForwardSinkOptions } from './relay/sinks'
+export { toNodeHandler } from './relay/node'
+export type { BatchReport, ClaimState, DeliveryStore, Relay, RelayEvent, RelayOptions, RequestInfo, Sink } from './relay/types'

@@ -1,0 +1,221 @@
+import { nanoid } from 'nanoid'
+import { OUR_ID, UID_COOKIE } from '../shared/ids'
+import { clientAddress } from './client-address'
+import { checkEnvelope, KEY_INVALID, KEY_MISSING } from './envelopes'
+import { memoryStore } from './memory-store'
+import { SinkUnavailable } from './sinks'
+import type { BatchReport, Relay, RelayEvent, RelayOptions, RequestInfo } from './types'
+
+const DAY = 864e5
+// One request may carry this many envelopes (the tracker's 60 KiB bodies hold a few hundred at
+// most) and ask about this many unconfirmed ids (the tracker asks about 50).
+const MAX_ENVELOPES = 1000
+const MAX_UNCONFIRMED = 200
+// A batch whose events another request holds is asked to come back after this: that request's
+// sink is running, and has answered by then in all likelihood.
+const CLAIMED_RETRY_SECONDS = 2
+
+const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
+  new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } })
+const failure = (message: string, more: object = {}) => ({ error: { message }, ...more })
+
+/** The body as text, or null once it is longer than `limit` bytes: read as it arrives, never buffered whole beyond it. */
+async function readLimited(request: Request, limit: number): Promise<string | null> {
+  if (Number(request.headers.get('content-length')) > limit) return null
+  if (!request.body) return ''
+  const reader = request.body.getReader()
+  const chunks: Uint8Array[] = []
+  let size = 0
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) break
+    size += value.length
+    if (size > limit) {
+      reader.cancel().catch(() => {})
+      return null
+    }
+    chunks.push(value)
+  }
+  const bytes = new Uint8Array(size)
+  let offset = 0
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset)
+    offset += chunk.length
+  }
+  return new TextDecoder().decode(bytes)
+}
+
+/** The value of one cookie of a Cookie header, if it is one of our ids. */
+function ourCookie(header: string | null, name: string) {
+  for (const part of (header || '').split(';')) {
+    const [key, value] = part.trim().split('=')
+    if (key == name && value && OUR_ID.test(value)) return value
+  }
+}
+
+/**
+ * Creates a relay: the collector protocol (README "Collector protocol") on Web standards, for a
+ * shop to run on its own domain in front of the service. For each batch it checks the keys and
+ * the rules, fills `user.ip` from the connection (through the proxies the shop trusts) and
+ * `user.ua` from the request, corrects the device clock by `?t_sent=`, answers `?unconfirmed=`
+ * from its store, renews the uid cookie from the server, and hands the accepted events to its
+ * sink: 2xx only once the sink has them, 503 with Retry-After when it fails, so the browser,
+ * whose outbox keeps them, sends them again. Each event id reaches the sink once, across every
+ * instance that shares the store (README "First-party relay" says where that can fail).
+ */
+export function createRelay(options: RelayOptions): Relay {
+  const { keys, sink, store = memoryStore(), origins, maxBodyBytes = 256 * 1024, claimMs = 15000, onBatch } = options
+  if (!Array.isArray(keys) || !keys.length) throw new TypeError('discovery-feedback: relay: options.keys must list the API keys it takes')
+  if (typeof sink != 'function') throw new TypeError('discovery-feedback: relay: options.sink is required')
+  const accepted = new Set(keys)
+  const addressOf = clientAddress(options)
+  const cookie = options.cookie === false ? undefined : options.cookie || {}
+
+  const report = (error: unknown) => {
+    try {
+      options.onError?.(error as Error)
+    } catch {
+      // A failing handler must not turn one fault into two.
+    }
+  }
+
+  /** CORS headers for a request's Origin: its own origin needs none; others only if listed. */
+  const cors = (request: Request): Record<string, string> => {
+    const origin = request.headers.get('origin')
+    if (!origin || !origins) return {}
+    if (origins == '*') return { 'access-control-allow-origin': '*', 'access-control-expose-headers': 'Retry-After' }
+    return origins.includes(origin) ? { 'access-control-allow-origin': origin, 'access-control-expose-headers': 'Retry-After', vary: 'Origin' } : {}
+  }
+
+  /** The uid cookie renewed from the server, so Safari does not cap it at 7 days (README "Safari's 7-day cookie cap"). */
+  const setCookie = (request: Request, events: RelayEvent[]): Record<string, string> => {
+    const uid = ourCookie(request.headers.get('cookie'), UID_COOKIE) || events[0]?.user.uid
+    if (!cookie || !uid || !OUR_ID.test(uid)) return {}
+    const days = Math.min(cookie.days || 400, 400)
+    const secure = cookie.secure ?? new URL(request.url).protocol == 'https:'
+    return {
+      'set-cookie':
+        `${UID_COOKIE}=${uid}; Path=/; Max-Age=${days * 86400}; SameSite=Lax` + (cookie.domain ? '; Domain=' + cookie.domain : '') + (secure ? '; Secure' : '')
+    }
+  }
+
+  async function handleBatch(request: Request, info: RequestInfo | undefined, headers: Record<string, string>): Promise<Response> {
+    const text = await readLimited(request, maxBodyBytes)
+    if (text == null) return json(413, failure('body is larger than ' + maxBodyBytes + ' bytes'), headers)
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(text)
+    } catch (error) {
+      return json(400, failure('body is not JSON: ' + (error as Error).message), headers)
+    }
+    // The tracker sends an array; a single SPEC envelope is taken as a batch of one.
+    const envelopes = Array.isArray(parsed) ? parsed : [parsed]
+    if (envelopes.length > MAX_ENVELOPES) return json(413, failure('more than ' + MAX_ENVELOPES + ' envelopes in one request'), headers)
+
+    const receivedAt = Date.now()
+    const query = new URL(request.url).searchParams
+    // The gap between the sender's clock and ours: the event happened at t_client plus that gap.
+    // A t_sent that is no time, or more than a day from ours, corrects nothing.
+    const sentAt = Number(query.get('t_sent'))
+    const skew = sentAt > 0 && Math.abs(receivedAt - sentAt) <= DAY ? receivedAt - sentAt : 0
+    const ip = addressOf(request.headers, info?.remoteAddress)
+    const ua = request.headers.get('user-agent') || undefined
+
+    const batch: BatchReport = { accepted: [], duplicates: [], rejected: [], sentAt: sentAt > 0 ? sentAt : undefined }
+    const events: RelayEvent[] = []
+    envelopes.forEach((envelope, index) => {
+      const checked = checkEnvelope(envelope, accepted)
+      if ('error' in checked) return batch.rejected.push({ index, error: checked.error, envelope })
+      const event = checked.event
+      // SPEC "User object": ip and ua default to those of the request.
+      if (!event.user.ip && ip) event.user.ip = ip
+      if (!event.user.ua && ua) event.user.ua = ua
+      events.push({ ...event, received_at: receivedAt, t_corrected: event.t_client + skew })
+    })
+
+    // An id twice in one batch (a purchase tracked twice on one page) is one event.
+    const firsts = new Map<string, RelayEvent>()
+    const fresh: RelayEvent[] = []
+    for (const event of events) {
+      if (!event.event_id) fresh.push(event)
+      else if (firsts.has(event.event_id)) batch.duplicates.push(event)
+      else firsts.set(event.event_id, event)
+    }
+    const ids = [...firsts.keys()]
+    const token = nanoid()
+    const states = await store.claim(ids, token, claimMs)
+    const claimed = ids.filter((_, index) => states[index] == 'new')
+    ids.forEach((id, index) => {
+      if (states[index] == 'delivered') batch.duplicates.push(firsts.get(id)!)
+      if (states[index] == 'new') fresh.push(firsts.get(id)!)
+    })
+    fresh.sort((a, b) => events.indexOf(a) - events.indexOf(b))
+    if (fresh.length) {
+      try {
+        await sink(fresh)
+      } catch (error) {
+        await store.release(claimed, token).catch(report)
+        report(error)
+        const wait = error instanceof SinkUnavailable ? Math.ceil(error.retryAfterMs / 1000) : CLAIMED_RETRY_SECONDS
+        return json(503, failure('the sink is unavailable'), { ...headers, 'retry-after': String(Math.max(1, wait)) })
+      }
+      // Delivered: the sink has them, whatever the store says next. A store that fails here is
+      // the window README names: the ids are not marked, and a resend would reach the sink again.
+      await store.delivered(claimed, token).catch(report)
+    }
+    batch.accepted = fresh
+
+    const result: Record<string, unknown> = {
+      accepted: fresh.length,
+      duplicates: batch.duplicates.length,
+      rejected: batch.rejected.map(({ index, error }) => ({ index, error }))
+    }
+    // README "Collector protocol": of the ids the tracker handed over unconfirmed, those that never arrived.
+    const unconfirmed = query.get('unconfirmed')
+    if (unconfirmed != null) {
+      const asked = unconfirmed.split(',').filter(Boolean).slice(0, MAX_UNCONFIRMED)
+      const found = await store.lookup(asked)
+      result.missing = asked.filter((_, index) => !found[index])
+    }
+    try {
+      onBatch?.(batch)
+    } catch (error) {
+      report(error)
+    }
+    const answered = { ...headers, ...setCookie(request, events) }
+    // Another request holds some of these events, its sink still running: the whole batch comes back later, when they are settled.
+    if (states.includes('claimed'))
+      return json(503, failure('some events are being stored by another request', result), { ...answered, 'retry-after': String(CLAIMED_RETRY_SECONDS) })
+    if (fresh.length || batch.duplicates.length || !batch.rejected.length) return json(200, result, answered)
+    const errors = batch.rejected.map(({ error }) => error)
+    if (errors.every((error) => error == KEY_MISSING)) return json(401, failure(KEY_MISSING, result), answered)
+    // A batch that failed only on keys, with at least one key given but not ours, is forbidden.
+    if (errors.every((error) => error == KEY_MISSING || error == KEY_INVALID)) return json(403, failure(KEY_INVALID, result), answered)
+    return json(400, failure(errors[0], result), answered)
+  }
+
+  return {
+    async fetch(request, info) {
+      const headers = cors(request)
+      try {
+        if (request.method == 'OPTIONS') {
+          return new Response(null, {
+            status: 204,
+            headers: {
+              ...headers,
+              'access-control-allow-methods': 'POST, OPTIONS',
+              'access-control-allow-headers': request.headers.get('access-control-request-headers') || 'content-type',
+              'access-control-max-age': '86400'
+            }
+          })
+        }
+        if (request.method != 'POST') return json(405, failure('use POST'), { ...headers, allow: 'POST, OPTIONS' })
+        return await handleBatch(request, info, headers)
+      } catch (error) {
+        // The store failed (Redis down): the browser keeps the events and tries again.
+        report(error)
+        return json(503, failure('the relay cannot store events now'), { ...headers, 'retry-after': String(CLAIMED_RETRY_SECONDS) })
+      }
+    }
+  }
+}

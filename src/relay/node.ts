@@ -1,0 +1,100 @@
+import type { Relay } from './types'
+
+// Node's http types, as much of them as the adapter uses: the package needs no @types/node.
+interface NodeRequest {
+  method?: string
+  url?: string
+  headers: Record<string, string | string[] | undefined>
+  socket: { remoteAddress?: string; encrypted?: boolean }
+  on(event: 'data', listener: (chunk: Uint8Array) => void): unknown
+  on(event: 'end' | 'close', listener: () => void): unknown
+  on(event: 'error', listener: (error: Error) => void): unknown
+  pause(): unknown
+  resume(): unknown
+}
+interface NodeResponse {
+  headersSent: boolean
+  writableEnded: boolean
+  writeHead(status: number, headers: Record<string, string | string[]>): unknown
+  write(body: string): unknown
+  end(body?: string): unknown
+  destroy(): unknown
+}
+
+// The rest of a refused upload may keep arriving for this long after the answer went out.
+const LINGER_MS = 5000
+
+/** The request's body as a stream, read as the relay asks for it. */
+function bodyOf(request: NodeRequest): ReadableStream<Uint8Array> {
+  return new ReadableStream({
+    start(controller) {
+      request.on('data', (chunk) => controller.enqueue(new Uint8Array(chunk)))
+      request.on('end', () => controller.close())
+      request.on('error', (error) => controller.error(error))
+    },
+    cancel() {
+      // The relay read enough (a body over the limit): the rest stays unread until answered.
+      request.pause()
+    }
+  })
+}
+
+/**
+ * The relay as a Node `http` handler, `(request, response) => …`, for `http.createServer` and
+ * Express (mount it before any body parser, which would read the body first). The connection's
+ * peer address goes to the relay, whose `trustProxy` decides whether it is the shopper.
+ */
+export function toNodeHandler(relay: Relay) {
+  return async (request: NodeRequest, response: NodeResponse) => {
+    try {
+      const headers = new Headers()
+      for (const [name, value] of Object.entries(request.headers)) {
+        if (value != null) headers.set(name, Array.isArray(value) ? value.join(', ') : value)
+      }
+      // A Host header that is no host (a shopper can send anything) gives way to a placeholder:
+      // the relay reads only the path, the query and the scheme of the URL.
+      let url: URL
+      try {
+        url = new URL(request.url || '/', (request.socket.encrypted ? 'https://' : 'http://') + (headers.get('host') || 'localhost'))
+      } catch {
+        url = new URL(request.url || '/', 'http://localhost')
+      }
+      const method = request.method || 'GET'
+      const hasBody = method != 'GET' && method != 'HEAD'
+      const init = { method, headers, body: hasBody ? bodyOf(request) : undefined, duplex: 'half' } as RequestInit
+      const answer = await relay.fetch(new Request(url, init), { remoteAddress: request.socket.remoteAddress })
+      const out: Record<string, string | string[]> = {}
+      answer.headers.forEach((value, name) => {
+        if (name != 'set-cookie') out[name] = value
+      })
+      const cookies = answer.headers.getSetCookie()
+      if (cookies.length) out['set-cookie'] = cookies
+      const text = await answer.text()
+      if (answer.status != 413) {
+        response.writeHead(answer.status, out)
+        response.end(text)
+        return
+      }
+      // An upload refused while its body is still arriving: closing on unread data would make
+      // TCP reset the connection and the client lose the answer. So the answer goes out whole,
+      // the rest of the body is read and thrown away, and the connection closes once that
+      // ends, or after LINGER_MS, as HTTP servers linger before a close.
+      response.writeHead(413, { ...out, 'content-length': String(new TextEncoder().encode(text).length), connection: 'close' })
+      response.write(text)
+      const close = () => {
+        clearTimeout(linger)
+        if (!response.writableEnded) response.end()
+      }
+      const linger = setTimeout(close, LINGER_MS)
+      request.on('end', close)
+      request.on('close', close)
+      request.resume()
+    } catch {
+      // The request failed on its way in (the client went): nothing is left to answer.
+      if (!response.headersSent) {
+        response.writeHead(400, { 'content-type': 'application/json' })
+        response.end('{"error":{"message":"the request could not be read"}}')
+      } else response.destroy()
+    }
+  }
+}

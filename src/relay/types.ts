@@ -1,0 +1,85 @@
+// Public types of the first-party relay (`discovery-feedback/relay`).
+import type { Envelope } from '../shared/types'
+
+/** An accepted event as the relay hands it to a sink: SPEC's envelope, checked, with the relay's two times. */
+export type RelayEvent = Envelope & {
+  /** When the relay received it (epoch ms). */
+  received_at: number
+  /** `t_client` moved by the gap between the sender's clock and the relay's (`?t_sent=`). */
+  t_corrected: number
+}
+
+/** Where accepted events go. It resolves once they are safe; a rejection makes the relay answer 503, so the sender keeps them. */
+export type Sink = (events: RelayEvent[]) => Promise<void>
+
+/** What a claim on an event id found. */
+export type ClaimState = 'new' | 'delivered' | 'claimed'
+
+/**
+ * Which event ids reached the sink, shared by every instance of the relay. A request claims its
+ * ids before its sink runs, so that two instances given the same event never both hand it over.
+ */
+export interface DeliveryStore {
+  /** Claims `ids` for the request `token`: 'new' ones are its to deliver now; 'delivered' ones reached the sink before; 'claimed' ones are another request's now. */
+  claim(ids: string[], token: string, ttlMs: number): Promise<ClaimState[]>
+  /** The request's claimed ids reached the sink. */
+  delivered(ids: string[], token: string): Promise<void>
+  /** The sink failed: the request lets its claims go, so that a retry can take them. */
+  release(ids: string[], token: string): Promise<void>
+  /** For each id, whether it reached the sink (the `?unconfirmed=` question). */
+  lookup(ids: string[]): Promise<boolean[]>
+}
+
+/** What the relay did with one batch, for an inspector or the shop's monitoring. */
+export interface BatchReport {
+  /** Stored now. */
+  accepted: RelayEvent[]
+  /** Stored before (their event id was delivered already). */
+  duplicates: RelayEvent[]
+  /** Refused by the rules or the keys: `index` in the batch, the error, and the envelope as it came. */
+  rejected: { index: number; error: string; envelope: unknown }[]
+  /** The send time the client gave (`?t_sent=`), if it is a time. */
+  sentAt: number | undefined
+}
+
+export interface RelayOptions {
+  /** The API keys whose events the relay takes. Required. */
+  keys: string[]
+  /** Where accepted events go: `forwardSink(…)`, `fileSink(…)`, or the shop's own function. Required. */
+  sink: Sink
+  /** Which event ids were delivered: `memoryStore()` (default, one process) or `redisStore(client)` (several). */
+  store?: DeliveryStore
+  /** Origins whose pages may post across origins (CORS), such as the shop's other hosts, `'null'` for Shopify pixels, or `'*'`. Default: none, the relay's own origin only. */
+  origins?: string[] | '*'
+  /**
+   * Proxies in front of the relay whose forwarding headers it believes: how many there are (a
+   * CDN and a load balancer: 2), or their address ranges (`['10.0.0.0/8', '2001:db8::/32']`).
+   * Default 0: the connection's peer is the shopper, and forwarding headers are ignored.
+   */
+  trustProxy?: number | string[]
+  /** A header the platform sets on every request with the client's address (`'cf-connecting-ip'`, `'x-real-ip'` on Vercel); it wins over everything else. */
+  ipHeader?: string
+  /** `'full'` (default), `'truncate'` (IPv4 to /24, IPv6 to /48) or `'drop'`. */
+  ip?: 'full' | 'truncate' | 'drop'
+  /** The uid cookie the relay renews on its answers, with the storefront tracker's attributes; `false` for none. */
+  cookie?: false | { domain?: string; secure?: boolean; days?: number }
+  /** Largest request body in bytes. Default 262144 (256 KiB). */
+  maxBodyBytes?: number
+  /** Milliseconds a claim on an event id holds while its sink runs; an instance that dies mid-batch frees its events after this. Default 15,000. */
+  claimMs?: number
+  /** Hears what happened to every batch. */
+  onBatch?: (report: BatchReport) => void
+  /** Hears the relay's own failures: a sink or a store that failed. */
+  onError?: (error: Error) => void
+}
+
+/** What the platform knows of a request beyond the Request itself. */
+export interface RequestInfo {
+  /** The connection's peer address (Node's `socket.remoteAddress`, Deno's `remoteAddr.hostname`, Bun's `server.requestIP`). */
+  remoteAddress?: string
+}
+
+export interface Relay {
+  /** The handler, on Web standards: a Next.js route handler, Hono, Deno, Bun and workers call it with their Request. */
+  fetch(request: Request, info?: RequestInfo): Promise<Response>
+}
