@@ -14,13 +14,15 @@ export interface Answer {
  * CORS mode so the answer can be read, and a string body goes as text/plain;charset=UTF-8
  * (Fetch standard, "extract a body"), a safelisted type, so a cross-origin collector gets it
  * without a preflight. keepalive lets it finish after the page leaves; it shares sendBeacon's
- * 64 KiB budget.
+ * 64 KiB budget. Credentials go the default way, 'same-origin': a collector on another origin
+ * gets no cookie and sets none, while a relay on the shop's own origin (discovery-feedback/relay)
+ * sees the uid cookie and renews it from the server, which Safari does not cap at 7 days.
  */
 export function post(url: string, body: string, keepalive: boolean): Promise<Answer> {
   // A fetch that a page replaced may throw, or return something that is not a response: the
   // executor and the catch turn either into no answer, and fetch is still called now, before
   // the page can go.
-  return new Promise<Response>((resolve) => resolve(fetch(url, { method: 'POST', body, credentials: 'omit', keepalive })))
+  return new Promise<Response>((resolve) => resolve(fetch(url, { method: 'POST', body, keepalive })))
     .then((response) =>
       response
         .json()

@@ -27,7 +27,9 @@ describe('createTracker', () => {
     tracker.flush()
     const [url, init] = net.fetch.mock.calls[0]
     expect(url).toMatch(/^https:\/\/collector\.example\/v3\/feedback\?t_sent=\d+$/)
-    expect(init).toMatchObject({ method: 'POST', keepalive: true, credentials: 'omit' })
+    expect(init).toMatchObject({ method: 'POST', keepalive: true })
+    // The default, same-origin: cookies only to a relay on the shop's own origin.
+    expect(init.credentials).toBeUndefined()
     // A string body goes as text/plain;charset=UTF-8; a header of our own could make it preflighted.
     expect(typeof init.body).toBe('string')
     expect(init.headers).toBeUndefined()
