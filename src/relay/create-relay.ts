@@ -92,7 +92,9 @@ export function createRelay(options: RelayOptions): Relay {
     const uid = ourCookie(request.headers.get('cookie'), UID_COOKIE) || events[0]?.user.uid
     if (!cookie || !uid || !OUR_ID.test(uid)) return {}
     const days = Math.min(cookie.days || 400, 400)
-    const secure = cookie.secure ?? new URL(request.url).protocol == 'https:'
+    // Secure where the shopper's connection is https, also when a proxy in front ended TLS (a
+    // forged header would only make the shopper's own browser refuse the cookie).
+    const secure = cookie.secure ?? (new URL(request.url).protocol == 'https:' || request.headers.get('x-forwarded-proto') == 'https')
     return {
       'set-cookie':
         `${UID_COOKIE}=${uid}; Path=/; Max-Age=${days * 86400}; SameSite=Lax` + (cookie.domain ? '; Domain=' + cookie.domain : '') + (secure ? '; Secure' : '')
@@ -123,6 +125,8 @@ export function createRelay(options: RelayOptions): Relay {
 
     const batch: BatchReport = { accepted: [], duplicates: [], rejected: [], sentAt: sentAt > 0 ? sentAt : undefined }
     const events: RelayEvent[] = []
+    // Each event's place in the batch, to hand the sink the new ones in the order they came.
+    const order = new Map<RelayEvent, number>()
     envelopes.forEach((envelope, index) => {
       const checked = checkEnvelope(envelope, accepted)
       if ('error' in checked) return batch.rejected.push({ index, error: checked.error, envelope })
@@ -130,7 +134,9 @@ export function createRelay(options: RelayOptions): Relay {
       // SPEC "User object": ip and ua default to those of the request.
       if (!event.user.ip && ip) event.user.ip = ip
       if (!event.user.ua && ua) event.user.ua = ua
-      events.push({ ...event, received_at: receivedAt, t_corrected: event.t_client + skew })
+      const relayed = { ...event, received_at: receivedAt, t_corrected: event.t_client + skew }
+      order.set(relayed, index)
+      events.push(relayed)
     })
 
     // An id twice in one batch (a purchase tracked twice on one page) is one event.
@@ -149,7 +155,7 @@ export function createRelay(options: RelayOptions): Relay {
       if (states[index] == 'delivered') batch.duplicates.push(firsts.get(id)!)
       if (states[index] == 'new') fresh.push(firsts.get(id)!)
     })
-    fresh.sort((a, b) => events.indexOf(a) - events.indexOf(b))
+    fresh.sort((a, b) => order.get(a)! - order.get(b)!)
     if (fresh.length) {
       try {
         await sink(fresh)
