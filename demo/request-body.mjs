@@ -1,6 +1,6 @@
-// This module reads request bodies for every route of the demo that takes one: the collector
-// (demo/collector.mjs), the discovery routes (demo/discovery.mjs) and the store's checkout
-// (demo/store.mjs).
+// This module reads request bodies for the demo's own routes that take one: the discovery routes
+// (demo/discovery.mjs) and the store's checkout (demo/store.mjs). The collector's are read by
+// the relay (src/relay/).
 
 /**
  * Reads the body of `request` and resolves with it: a Buffer, or with `text` a string decoded
@@ -9,9 +9,8 @@
  * A body longer than `limit` resolves null as soon as the reader knows it: from a Content-Length
  * that declares more bytes (a byte limit only, since a declared length counts bytes), or once more
  * has arrived. The reader then stops listening for data and leaves the request paused with the rest
- * of its body unread, so that the caller decides what happens to it. The collector answers 413
- * and only then reads the rest away (refuseUpload in demo/collector.mjs); a caller that answers
- * at once calls `request.resume()`, which reads the rest and drops it.
+ * of its body unread, so that the caller decides what happens to it: a caller that answers at
+ * once calls `request.resume()`, which reads the rest and drops it.
  *
  * The promise rejects when the request fails, or when it closes before its body ended (the
  * server's request timeout can close it that way).

@@ -109,6 +109,23 @@ describe('collector', () => {
     expect(response.headers.get('access-control-allow-headers')).toBe('content-type')
   })
 
+  it.for(['https://staging.shop.example', 'null'])('lets a page of origin %s read its answers: staging shops and Shopify pixels', async (origin) => {
+    const { url, file } = await start()
+    const response = await fetch(url, { method: 'POST', body: JSON.stringify([envelope()]), headers: { origin } })
+    expect(response.status).toBe(200)
+    expect(response.headers.get('access-control-allow-origin')).toBe('*')
+    expect(response.headers.get('access-control-expose-headers')).toBe('Retry-After')
+    // The demo's pages renew the uid themselves: the collector sets no cookie.
+    expect(response.headers.get('set-cookie')).toBeNull()
+    expect(stored(file)).toHaveLength(1)
+  })
+
+  it("takes user.ip from the connection, never from a shopper's forged X-Forwarded-For", async () => {
+    const { url, file } = await start()
+    await fetch(url, { method: 'POST', body: JSON.stringify([envelope()]), headers: { 'x-forwarded-for': '203.0.113.7', forwarded: 'for=203.0.113.8' } })
+    expect(stored(file)[0].user.ip).toBe('127.0.0.1')
+  })
+
   it.each([
     [{ key: undefined }, KEY_MISSING],
     [{ key: '' }, KEY_MISSING],
