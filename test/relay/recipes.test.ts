@@ -1,0 +1,233 @@
+// @vitest-environment node
+import { spawn, type ChildProcess } from 'node:child_process'
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { Readable } from 'node:stream'
+import { fileURLToPath } from 'node:url'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { waitFor } from '../support/wait'
+import { bodyOf, envelope, serve } from './support'
+
+// The README's relay recipes (test/relay/recipes/), each run as a shop would run it, over real
+// HTTP, in front of a stand-in for the service. They import 'discovery-feedback/relay' by the
+// package's own name, so they run the built dist/relay.mjs (`npx rollup -c` first).
+
+const KEY = 'SHOP-KEY'
+let service: Awaited<ReturnType<typeof serve>>
+const forwarded: any[] = []
+let serviceStatus = 200
+const children: ChildProcess[] = []
+
+beforeAll(async () => {
+  service = await serve(async (request: IncomingMessage, response: ServerResponse) => {
+    const body = await bodyOf(request)
+    if (serviceStatus < 300) forwarded.push(...JSON.parse(body))
+    response.writeHead(serviceStatus, serviceStatus == 503 ? { 'retry-after': '3' } : {}).end()
+  })
+  process.env.DF_KEY = KEY
+  process.env.DF_SERVICE_URL = service.origin + '/v3/events'
+})
+afterAll(async () => {
+  for (const child of children) child.kill()
+  await service?.close()
+})
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo
+      probe.close(() => resolve(port))
+    })
+  })
+
+/** Runs a recipe file as its own Node process, as `node express.mjs` would, and waits until it answers. */
+async function run(file: string) {
+  const port = await freePort()
+  const child = spawn(process.execPath, [fileURLToPath(new URL('./recipes/' + file, import.meta.url))], {
+    env: { ...process.env, PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'inherit']
+  })
+  children.push(child)
+  const origin = `http://127.0.0.1:${port}`
+  let up = false
+  const started = Date.now()
+  while (!up && Date.now() - started < 10000) {
+    up = await fetch(origin + '/df/events', { method: 'OPTIONS' }).then(
+      () => true,
+      () => false
+    )
+    if (!up) await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  expect(up).toBe(true)
+  return origin
+}
+
+/** Posts a batch as the tracker does: text/plain, with t_sent. */
+async function post(url: string, events: unknown, headers: Record<string, string> = {}) {
+  const response = await fetch(url + '?t_sent=' + Date.now(), {
+    method: 'POST',
+    headers: { 'content-type': 'text/plain;charset=UTF-8', ...headers },
+    body: typeof events == 'string' ? events : JSON.stringify(events)
+  })
+  return { status: response.status, headers: response.headers, body: await response.json().catch(() => null) }
+}
+
+const forwardedIds = (events: { event_id: string }[]) => forwarded.filter((event) => events.some((sent) => sent.event_id == event.event_id))
+
+const batch = () => [envelope({ key: KEY }), envelope({ key: KEY })]
+
+describe('Node http.createServer(toNodeHandler(relay))', () => {
+  let origin: string
+  beforeAll(async () => {
+    origin = await run('node.mjs')
+  })
+
+  it('forwards a batch to the service once, with the peer as user.ip (a forged X-Forwarded-For ignored), and renews the uid cookie', async () => {
+    const events = batch()
+    const answer = await post(origin + '/df/events', events, { 'x-forwarded-for': '6.6.6.6', 'user-agent': 'Shopper/1.0' })
+    expect(answer).toMatchObject({ status: 200, body: { accepted: 2, duplicates: 0, rejected: [] } })
+    expect(answer.headers.getSetCookie()).toEqual(['df_uid=uid-1; Path=/; Max-Age=34560000; SameSite=Lax'])
+    const again = await post(origin + '/df/events', events)
+    expect(again.body).toMatchObject({ accepted: 0, duplicates: 2 })
+    const received = forwardedIds(events)
+    expect(received.map((event) => event.event_id)).toEqual(events.map((event) => event.event_id))
+    expect(received.map((event) => event.user.ip)).toEqual(['127.0.0.1', '127.0.0.1'])
+    expect(received[0].user.ua).toBe('Shopper/1.0')
+    expect(received[0]).not.toHaveProperty('received_at')
+  })
+
+  it('a body over 256 KiB: the client reads the 413, the connection is not reset', async () => {
+    const answer = await post(origin + '/df/events', '[' + ' '.repeat(300 * 1024) + ']')
+    expect(answer.status).toBe(413)
+    expect(answer.body.error.message).toBe('body is larger than 262144 bytes')
+  })
+
+  it('the service answering 503: the relay answers 503 with Retry-After, and the events reach the service once when it is back', async () => {
+    const events = batch()
+    serviceStatus = 503
+    try {
+      const failed = await post(origin + '/df/events', events)
+      expect(failed.status).toBe(503)
+      expect(Number(failed.headers.get('retry-after'))).toBeGreaterThanOrEqual(2)
+    } finally {
+      serviceStatus = 200
+    }
+    expect(forwardedIds(events)).toEqual([])
+    // The tracker waits out the Retry-After (3 s) and sends again.
+    await new Promise((resolve) => setTimeout(resolve, 3100))
+    expect((await post(origin + '/df/events', events)).body).toMatchObject({ accepted: 2 })
+    expect(forwardedIds(events)).toHaveLength(2)
+  }, 15000)
+
+  it('405 for another method', async () => {
+    expect((await fetch(origin + '/df/events')).status).toBe(405)
+  })
+})
+
+describe('Express 5', () => {
+  let origin: string
+  beforeAll(async () => {
+    origin = await run('express.mjs')
+  })
+
+  it('behind one trusted proxy: user.ip is the address the proxy appended, not what the shopper wrote', async () => {
+    const events = batch()
+    const answer = await post(origin + '/df/events', events, { 'x-forwarded-for': '6.6.6.6, 198.51.100.23' })
+    expect(answer).toMatchObject({ status: 200, body: { accepted: 2 } })
+    await waitFor(() => forwardedIds(events).length == 2, 'the forwarded events')
+    expect(forwardedIds(events).map((event) => event.user.ip)).toEqual(['198.51.100.23', '198.51.100.23'])
+    expect(answer.headers.getSetCookie()).toEqual(['df_uid=uid-1; Path=/; Max-Age=34560000; SameSite=Lax'])
+  })
+
+  it('takes a JSON-typed body too (the route is before express.json()), and the rest of the shop still works', async () => {
+    const events = batch()
+    const answer = await post(origin + '/df/events', events, { 'content-type': 'application/json' })
+    expect(answer).toMatchObject({ status: 200, body: { accepted: 2 } })
+    expect(forwardedIds(events)).toHaveLength(2)
+    expect(await (await fetch(origin + '/')).text()).toBe('shop')
+  })
+
+  it('refuses what the relay refuses, with its status', async () => {
+    expect((await post(origin + '/df/events', [envelope({ key: 'OTHER' })])).status).toBe(403)
+    expect((await post(origin + '/df/events', '{')).status).toBe(400)
+  })
+})
+
+describe('Hono 4', () => {
+  // hono ships no Node server (that is @hono/node-server, not installed here): this bridge does
+  // what it does, a Request from the IncomingMessage and `app.fetch(request, { incoming, outgoing })`,
+  // so `c.env.incoming` is what the recipe reads. Bun, Deno and workers call app.fetch themselves.
+  let origin: string
+  let close: () => Promise<void>
+  beforeAll(async () => {
+    const { default: app } = await import('./recipes/hono.mjs')
+    const started = await serve(async (incoming: IncomingMessage, outgoing: ServerResponse) => {
+      const headers = new Headers()
+      for (const [name, value] of Object.entries(incoming.headers)) if (value != null) headers.set(name, String(value))
+      const hasBody = incoming.method != 'GET' && incoming.method != 'HEAD'
+      const request = new Request('http://' + incoming.headers.host + incoming.url, {
+        method: incoming.method,
+        headers,
+        body: hasBody ? (Readable.toWeb(incoming) as ReadableStream) : undefined,
+        duplex: 'half'
+      } as RequestInit)
+      const response: Response = await app.fetch(request, { incoming, outgoing })
+      const out: Record<string, string | string[]> = Object.fromEntries(response.headers)
+      if (response.headers.getSetCookie().length) out['set-cookie'] = response.headers.getSetCookie()
+      outgoing.writeHead(response.status, out).end(Buffer.from(await response.arrayBuffer()))
+    })
+    origin = started.origin
+    close = started.close
+  })
+  afterAll(() => close?.())
+
+  it('relays a batch with the socket’s peer as user.ip', async () => {
+    const events = batch()
+    const answer = await post(origin + '/df/events', events, { 'x-forwarded-for': '6.6.6.6' })
+    expect(answer).toMatchObject({ status: 200, body: { accepted: 2 } })
+    expect(forwardedIds(events).map((event) => event.user.ip)).toEqual(['127.0.0.1', '127.0.0.1'])
+    expect(answer.headers.getSetCookie()).toEqual(['df_uid=uid-1; Path=/; Max-Age=34560000; SameSite=Lax'])
+    expect((await post(origin + '/df/events', events)).body).toMatchObject({ duplicates: 2 })
+  })
+
+  it('every method reaches the relay: OPTIONS 204, GET 405', async () => {
+    expect((await fetch(origin + '/df/events', { method: 'OPTIONS' })).status).toBe(204)
+    expect((await fetch(origin + '/df/events')).status).toBe(405)
+    expect((await fetch(origin + '/elsewhere')).status).toBe(404)
+  })
+})
+
+describe('Next.js App Router route handler', () => {
+  // Next is not installed: the exported POST and OPTIONS are called as Next calls them, with a
+  // Request (NextRequest extends it) and a context whose params is a promise (Next 15). Not
+  // proven here: Next's own server (its URL, that it leaves the body unread for the handler,
+  // its Edge bundling of the relay) and Vercel setting x-real-ip.
+  let route: { POST: (request: Request, context: unknown) => Promise<Response>; OPTIONS: (request: Request, context: unknown) => Promise<Response> }
+  beforeAll(async () => {
+    route = await import('./recipes/app/df/events/route.js')
+  })
+  const context = { params: Promise.resolve({}) }
+
+  it('POST relays the batch, user.ip from x-real-ip, the uid cookie Secure on https', async () => {
+    const events = batch()
+    const request = new Request('https://www.shop.example/df/events?t_sent=' + Date.now(), {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain;charset=UTF-8', 'x-real-ip': '198.51.100.23', 'x-forwarded-for': '6.6.6.6', cookie: 'df_uid=from-cookie' },
+      body: JSON.stringify(events)
+    })
+    const answer = await route.POST(request, context)
+    expect(answer.status).toBe(200)
+    expect(await answer.json()).toMatchObject({ accepted: 2 })
+    expect(answer.headers.getSetCookie()).toEqual(['df_uid=from-cookie; Path=/; Max-Age=34560000; SameSite=Lax; Secure'])
+    expect(forwardedIds(events).map((event) => event.user.ip)).toEqual(['198.51.100.23', '198.51.100.23'])
+  })
+
+  it('OPTIONS answers the preflight', async () => {
+    const answer = await route.OPTIONS(
+      new Request('https://www.shop.example/df/events', { method: 'OPTIONS', headers: { 'access-control-request-method': 'POST' } }),
+      context
+    )
+    expect(answer.status).toBe(204)
+    expect(answer.headers.get('access-control-allow-methods')).toBe('POST, OPTIONS')
+  })
+})

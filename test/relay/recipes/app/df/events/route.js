@@ -1,0 +1,12 @@
+// app/df/events/route.js: the relay as a Next.js App Router route handler.
+import { createRelay, forwardSink } from 'discovery-feedback/relay'
+
+const relay = createRelay({
+  keys: [process.env.DF_KEY],
+  sink: forwardSink({ url: process.env.DF_SERVICE_URL }),
+  // Vercel sets the shopper's address in x-real-ip; behind your own proxies use trustProxy.
+  ipHeader: 'x-real-ip'
+})
+
+export const POST = (request) => relay.fetch(request)
+export const OPTIONS = (request) => relay.fetch(request)
