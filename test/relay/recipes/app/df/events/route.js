@@ -1,4 +1,5 @@
 // app/df/events/route.js: the relay as a Next.js App Router route handler.
+/* global process -- (for this repository's ESLint, which gives Node globals to .ts and .mjs files only; not part of the recipe) */
 import { createRelay, forwardSink } from 'discovery-feedback/relay'
 
 const relay = createRelay({
