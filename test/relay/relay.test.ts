@@ -294,6 +294,12 @@ describe('the uid cookie', () => {
     ])
   })
 
+  it('Secure behind a proxy that ended TLS (X-Forwarded-Proto: https), as the storefront writes it on https', async () => {
+    const { send } = setup({ trustProxy: 1 })
+    const answer = await send([envelope()], { headers: { 'x-forwarded-proto': 'https', cookie: 'df_uid=abc' }, remoteAddress: '10.0.0.2' })
+    expect(cookieOf(answer)).toEqual(['df_uid=abc; Path=/; Max-Age=34560000; SameSite=Lax; Secure'])
+  })
+
   it('sets none with cookie: false, and none when there is no uid to renew', async () => {
     const off = setup({ cookie: false })
     expect(cookieOf(await off.send([envelope()], { headers: { cookie: 'df_uid=abc' } }))).toEqual([])
