@@ -46,6 +46,24 @@ function summary(envelope) {
 }
 
 /**
+ * Returns the inspector's messages of one batch the relay reports (its `onBatch`): accepted
+ * events as stored, with the send time the client gave for the clock-skew lint (demo/lints.mjs);
+ * duplicates as they came; rejected envelopes as a bounded summary with the error clipped. The
+ * report gives an index for rejected envelopes only, so a batch's messages come accepted first,
+ * then duplicates, then rejected; the accepted ones keep the batch's order (a click before its
+ * add-to-cart).
+ */
+export function messagesOf({ accepted, duplicates, rejected, sentAt }) {
+  const tSent = Number.isFinite(sentAt) ? sentAt : null
+  return [
+    ...accepted.map((event) => ({ type: 'accepted', envelope: event, t_sent: tSent })),
+    // A duplicate is shown without the times of a copy that was not stored.
+    ...duplicates.map(({ received_at, t_corrected, ...event }) => ({ type: 'duplicate', envelope: event })),
+    ...rejected.map(({ index, error, envelope }) => ({ type: 'rejected', index, error: clip(error, 300), envelope: summary(envelope) }))
+  ]
+}
+
+/**
  * Calls `found(ids)` with the event ids of the NDJSON `file`, a chunk's worth at a time, and
  * returns whether its last line was cut short.
  */
@@ -106,21 +124,11 @@ export function createCollector({ file, maxBodyBytes, keys = [DEMO_KEY] }) {
     for (const listener of listeners) listener(message)
   }
 
-  // The inspector's messages of one batch. The report gives an index for rejected envelopes
-  // only, so a batch's messages come accepted first, then duplicates, then rejected; the order
-  // of the accepted ones among themselves (a click before its add-to-cart) is the batch's.
-  function onBatch({ accepted, duplicates, rejected, sentAt }) {
-    // The inspector's clock-skew lint (demo/lints.mjs) reads the send time as the client gave it.
-    const tSent = Number.isFinite(sentAt) ? sentAt : null
-    for (const event of accepted) publish({ type: 'accepted', envelope: event, t_sent: tSent })
-    // A duplicate is shown as it came, without the times of a copy that was not stored.
-    for (const { received_at, t_corrected, ...event } of duplicates) publish({ type: 'duplicate', envelope: event })
-    for (const { index, error, envelope } of rejected) publish({ type: 'rejected', index, error: clip(error, 300), envelope: summary(envelope) })
-  }
-
   const relay = createRelay({
     keys: [...keys],
-    // writeSync, not the relay's fileSink: the lines are in the file when the relay answers.
+    // One synchronous write to the file opened above rather than the relay's fileSink, which
+    // opens its file on the first batch: a data file that cannot be written fails the start,
+    // and the fresh line goes before any event.
     sink: async (events) => {
       writeSync(fd, events.map((event) => JSON.stringify(event) + '\n').join(''))
     },
@@ -129,7 +137,7 @@ export function createCollector({ file, maxBodyBytes, keys = [DEMO_KEY] }) {
     trustProxy: 0,
     cookie: false,
     maxBodyBytes,
-    onBatch,
+    onBatch: (report) => messagesOf(report).forEach(publish),
     // A client that went before its body ended (ECONNRESET) is no failure of the collector's.
     onError: (error) => error.code != 'ECONNRESET' && console.error('discovery-feedback: collector:', error)
   })

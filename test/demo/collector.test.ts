@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 // @ts-expect-error plain ES module without types
-import { createCollector, KEY_MISSING } from '../../demo/collector.mjs'
+import { createCollector, KEY_MISSING, messagesOf } from '../../demo/collector.mjs'
+import { createRelay } from '../../src/relay'
 
 type Started = { url: string; file: string; close: () => Promise<void> }
 const running: Started[] = []
@@ -345,6 +346,21 @@ describe('collector', () => {
     const ids = stored(file).map((line) => line.event_id)
     expect(ids).toHaveLength(5000)
     expect(new Set(ids).size).toBe(5000)
+  })
+
+  it("turns any relay's batch into the inspector's messages, so the inspector can follow a shop's relay too", async () => {
+    const messages: { type: string; envelope: Record<string, unknown>; t_sent?: unknown; error?: string }[] = []
+    const relay = createRelay({ keys: ['KEY'], sink: async () => {}, onBatch: (report) => messages.push(...messagesOf(report)) })
+    const [first, second] = [envelope(), envelope()]
+    const post = (body: unknown, query = '') => relay.fetch(new Request('http://shop.example/df' + query, { method: 'POST', body: JSON.stringify(body) }))
+    await post([first], '?t_sent=Infinity')
+    await post([{ ...first, event: 'x'.repeat(400) }, first, second], '?t_sent=1767261600000')
+    expect(messages.map(({ type }) => type)).toEqual(['accepted', 'accepted', 'duplicate', 'rejected'])
+    expect(messages[0]).toMatchObject({ envelope: { event_id: first.event_id, received_at: expect.any(Number) }, t_sent: null })
+    expect(messages[1].t_sent).toBe(1767261600000)
+    expect(messages[2].envelope).not.toHaveProperty('received_at')
+    expect(messages[3].error!.length).toBeLessThan(310)
+    expect(messages[3].envelope).toMatchObject({ has_key: true, user: { uid: 'uid-1', sid: 'sid-1' } })
   })
 
   it('keeps an event it acknowledged when killed with SIGKILL right after the answer', async () => {
