@@ -44,23 +44,50 @@ export interface RedisStoreOptions {
   prefix?: string
   /** Days a delivered id is remembered. Default 7, the tracker's own bound on a kept event. */
   keepDays?: number
+  /**
+   * Milliseconds a command may take before the store gives up on it, so that the relay answers
+   * 503 and the browser keeps the events. Default 2,000. Clients queue commands while they are
+   * disconnected (node-redis's offline queue, ioredis's retries), so without this a Redis that
+   * is down would hold every request open until it is back.
+   */
+  timeoutMs?: number
 }
 
-export function redisStore(client: RedisClient, { prefix = 'df:', keepDays = 7 }: RedisStoreOptions = {}): DeliveryStore {
+export function redisStore(client: RedisClient, { prefix = 'df:', keepDays = 7, timeoutMs = 2000 }: RedisStoreOptions = {}): DeliveryStore {
   // ioredis has call(); node-redis has no call() but sendCommand(array). ioredis's own
   // sendCommand takes a Command object, so call() is looked for first.
-  const command = (args: string[]): Promise<unknown> =>
+  const send = (args: string[]): Promise<unknown> =>
     'call' in client && typeof client.call == 'function'
       ? client.call(args[0], ...args.slice(1))
       : (client as { sendCommand(args: string[]): Promise<unknown> }).sendCommand(args)
+  const command = (args: string[]) =>
+    new Promise<unknown>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error('discovery-feedback: relay: Redis did not answer ' + args[0] + ' within ' + timeoutMs + ' ms')),
+        timeoutMs
+      )
+      send(args).then(
+        (value) => {
+          clearTimeout(timer)
+          resolve(value)
+        },
+        (error) => {
+          clearTimeout(timer)
+          reject(error)
+        }
+      )
+    })
   const keyOf = (id: string) => prefix + '{df}:' + id
   const script = (source: string, ids: string[], ...args: string[]) => command(['EVAL', source, String(ids.length), ...ids.map(keyOf), ...args])
-  const keepMs = String(keepDays * 864e5)
+  // PX takes whole milliseconds: 1.1 days is 95040000.00000001 ms in floating point, which Redis
+  // refuses ("value is not an integer"), and every batch would fail.
+  const milliseconds = (value: number) => String(Math.max(1, Math.round(value)))
+  const keepMs = milliseconds(keepDays * 864e5)
 
   return {
     async claim(ids, token, ttlMs) {
       if (!ids.length) return []
-      return (await script(CLAIM, ids, token, String(ttlMs))) as ClaimState[]
+      return (await script(CLAIM, ids, token, milliseconds(ttlMs))) as ClaimState[]
     },
     async delivered(ids) {
       if (ids.length) await script(DELIVERED, ids, keepMs)
