@@ -14,6 +14,14 @@ function parse(address: string): number[] | undefined {
   if (!address.includes(':')) return
   const mapped = address.match(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/i)
   if (mapped) return parse(mapped[1])
+  const bytes = parse6(address)
+  // ::ffff:c633:6417 is 198.51.100.23 too.
+  const isMapped = bytes && bytes.slice(0, 10).every((byte) => byte == 0) && bytes[10] == 255 && bytes[11] == 255
+  return isMapped ? bytes.slice(12) : bytes
+}
+
+/** An IPv6 address in groups as 16 bytes, or undefined. */
+function parse6(address: string): number[] | undefined {
   const [head, tail, ...more] = address.split('::')
   if (more.length) return
   const groups = (part: string | undefined) => (part ? part.split(':') : [])
@@ -28,10 +36,13 @@ function parse(address: string): number[] | undefined {
 
 /** A range such as 10.0.0.0/8 or 2001:db8::/32 (a lone address is a range of one). */
 function parseRange(range: string): { bytes: number[]; bits: number } {
-  const [address, bits] = range.split('/')
+  const [address, prefix] = range.split('/')
   const bytes = parse(address)
-  if (!bytes) throw new TypeError('discovery-feedback: relay: trustProxy ' + range + ' is no address or range')
-  return { bytes, bits: bits === undefined ? bytes.length * 8 : Number(bits) }
+  const bits = prefix === undefined ? (bytes ? bytes.length * 8 : NaN) : Number(prefix)
+  if (!bytes || !Number.isInteger(bits) || bits < 0 || bits > bytes.length * 8) {
+    throw new TypeError('discovery-feedback: relay: trustProxy ' + range + ' is no address or range')
+  }
+  return { bytes, bits }
 }
 
 const inRange = (bytes: number[], range: { bytes: number[]; bits: number }) =>
@@ -42,13 +53,26 @@ const inRange = (bytes: number[], range: { bytes: number[]; bits: number }) =>
     return (byte & mask) == (bytes[index] & mask)
   })
 
-/** Canonical text of an address: IPv4 dotted, IPv6 in groups (an IPv4-mapped one as IPv4). */
-const format = (bytes: number[]) =>
-  bytes.length == 4
-    ? bytes.join('.')
-    : Array.from({ length: 8 }, (_, index) => ((bytes[index * 2] << 8) | bytes[index * 2 + 1]).toString(16))
-        .join(':')
-        .replace(/(^|:)0(:0)+(:|$)/, '::')
+/** Canonical text of an address (RFC 5952): IPv4 dotted; IPv6 in groups, its longest run of two or more zero groups as '::'. */
+function format(bytes: number[]) {
+  if (bytes.length == 4) return bytes.join('.')
+  const groups = Array.from({ length: 8 }, (_, index) => (bytes[index * 2] << 8) | bytes[index * 2 + 1])
+  let start = -1
+  let length = 0
+  for (let index = 0; index < 8; index++) {
+    let run = 0
+    while (index + run < 8 && groups[index + run] == 0) run++
+    if (run > length && run > 1) {
+      start = index
+      length = run
+    }
+  }
+  const text = (part: number[]) => part.map((group) => group.toString(16)).join(':')
+  return start < 0 ? text(groups) : text(groups.slice(0, start)) + '::' + text(groups.slice(start + length))
+}
+
+/** An address as a proxy may write it: with a port (192.0.2.1:51234, [2001:db8::1]:51234) or in brackets. */
+const withoutPort = (hop: string) => hop.replace(/^\[([^\]]+)\](?::\d+)?$/, '$1').replace(/^(\d+\.\d+\.\d+\.\d+):\d+$/, '$1')
 
 /** The addresses a Forwarded header (RFC 7239) lists as `for=`, in order. */
 const forwardedFor = (header: string) =>
@@ -56,6 +80,7 @@ const forwardedFor = (header: string) =>
 
 export interface AddressOptions {
   trustProxy?: number | string[]
+  proxyHeader?: 'x-forwarded-for' | 'forwarded'
   ipHeader?: string
   ip?: 'full' | 'truncate' | 'drop'
 }
@@ -66,16 +91,17 @@ export interface AddressOptions {
  * A peer address the platform does not give (a Web handler has none) counts as the first
  * trusted proxy, the platform's own.
  */
-export function clientAddress({ trustProxy = 0, ipHeader, ip = 'full' }: AddressOptions) {
+export function clientAddress({ trustProxy = 0, proxyHeader = 'x-forwarded-for', ipHeader, ip = 'full' }: AddressOptions) {
   const ranges = Array.isArray(trustProxy) ? trustProxy.map(parseRange) : undefined
   const header = ipHeader?.toLowerCase()
 
   const found = (headers: Headers, peer: string | undefined): string | undefined => {
-    if (header) return headers.get(header)?.trim() || undefined
+    const stated = header && headers.get(header)?.trim()
+    if (stated) return stated
     if (!ranges && !trustProxy) return peer
-    const forwarded = headers.get('x-forwarded-for')
-    const listed = forwarded ? forwarded.split(',') : forwardedFor(headers.get('forwarded') || '')
-    const hops = listed.map((hop) => hop.trim()).filter(Boolean)
+    // Only the header the trusted proxies write: the other one is whatever the shopper sent.
+    const listed = proxyHeader == 'forwarded' ? forwardedFor(headers.get('forwarded') || '') : (headers.get('x-forwarded-for') || '').split(',')
+    const hops = listed.map((hop) => withoutPort(hop.trim())).filter(Boolean)
     // Nearest last: the peer, then the addresses each proxy appended, back towards the shopper.
     const chain = peer ? [...hops, peer] : hops
     if (!ranges) return chain[Math.max(0, chain.length - 1 - (trustProxy as number) + (peer ? 0 : 1))]
@@ -86,13 +112,18 @@ export function clientAddress({ trustProxy = 0, ipHeader, ip = 'full' }: Address
     return chain[0]
   }
 
-  return (headers: Headers, peer: string | undefined): string | undefined => {
-    if (ip == 'drop') return
-    const address = found(headers, peer)
-    const bytes = address ? parse(address) : undefined
+  /** An address as the privacy setting allows it: whole, truncated as analytics tools do (the network, not the device), or none. */
+  const allowed = (address: string | undefined): string | undefined => {
+    const bytes = address && ip != 'drop' ? parse(withoutPort(address)) : undefined
     if (!bytes) return
-    // Truncated as analytics tools do: the network, not the device.
     if (ip == 'truncate') bytes.fill(0, bytes.length == 4 ? 3 : 6)
     return format(bytes)
+  }
+
+  return {
+    /** The request's client address. */
+    of: (headers: Headers, peer: string | undefined) => allowed(found(headers, peer)),
+    /** An address an envelope brought (a server sender's), under the same privacy setting. */
+    allowed
   }
 }

@@ -68,7 +68,7 @@ export function createRelay(options: RelayOptions): Relay {
   if (!Array.isArray(keys) || !keys.length) throw new TypeError('discovery-feedback: relay: options.keys must list the API keys it takes')
   if (typeof sink != 'function') throw new TypeError('discovery-feedback: relay: options.sink is required')
   const accepted = new Set(keys)
-  const addressOf = clientAddress(options)
+  const addresses = clientAddress(options)
   const cookie = options.cookie === false ? undefined : options.cookie || {}
 
   const report = (error: unknown) => {
@@ -81,16 +81,22 @@ export function createRelay(options: RelayOptions): Relay {
 
   /** CORS headers for a request's Origin: its own origin needs none; others only if listed. */
   const cors = (request: Request): Record<string, string> => {
+    // '*' is the same answer for everyone, so it goes on every response, as README's collector protocol asks.
+    if (origins == '*') return { 'access-control-allow-origin': '*', 'access-control-expose-headers': 'Retry-After' }
     const origin = request.headers.get('origin')
     if (!origin || !origins) return {}
-    if (origins == '*') return { 'access-control-allow-origin': '*', 'access-control-expose-headers': 'Retry-After' }
     return origins.includes(origin) ? { 'access-control-allow-origin': origin, 'access-control-expose-headers': 'Retry-After', vary: 'Origin' } : {}
   }
 
-  /** The uid cookie renewed from the server, so Safari does not cap it at 7 days (README "Safari's 7-day cookie cap"). */
-  const setCookie = (request: Request, events: RelayEvent[]): Record<string, string> => {
-    const uid = ourCookie(request.headers.get('cookie'), UID_COOKIE) || events[0]?.user.uid
-    if (!cookie || !uid || !OUR_ID.test(uid)) return {}
+  /**
+   * The uid cookie renewed from the server, so Safari does not cap it at 7 days (README
+   * "Safari's 7-day cookie cap"). Only a cookie the request carried is renewed: the tracker
+   * that wrote it had consent to store it, and a tracker that keeps its ids in memory, or just
+   * deleted them (logout, consent withdrawn), sends none.
+   */
+  const setCookie = (request: Request): Record<string, string> => {
+    const uid = ourCookie(request.headers.get('cookie'), UID_COOKIE)
+    if (!cookie || !uid) return {}
     const days = Math.min(cookie.days || 400, 400)
     // Secure where the shopper's connection is https, also when a proxy in front ended TLS (a
     // forged header would only make the shopper's own browser refuse the cookie).
@@ -120,7 +126,7 @@ export function createRelay(options: RelayOptions): Relay {
     // A t_sent that is no time, or more than a day from ours, corrects nothing.
     const sentAt = Number(query.get('t_sent'))
     const skew = sentAt > 0 && Math.abs(receivedAt - sentAt) <= DAY ? receivedAt - sentAt : 0
-    const ip = addressOf(request.headers, info?.remoteAddress)
+    const ip = addresses.of(request.headers, info?.remoteAddress)
     const ua = request.headers.get('user-agent') || undefined
 
     const batch: BatchReport = { accepted: [], duplicates: [], rejected: [], sentAt: sentAt > 0 ? sentAt : undefined }
@@ -131,8 +137,11 @@ export function createRelay(options: RelayOptions): Relay {
       const checked = checkEnvelope(envelope, accepted)
       if ('error' in checked) return batch.rejected.push({ index, error: checked.error, envelope })
       const event = checked.event
-      // SPEC "User object": ip and ua default to those of the request.
-      if (!event.user.ip && ip) event.user.ip = ip
+      // SPEC "User object": ip and ua default to those of the request. An ip the envelope
+      // brought (a server sender's) is under the same privacy setting.
+      const given = addresses.allowed(event.user.ip)
+      if (given || ip) event.user.ip = given || ip
+      else delete event.user.ip
       if (!event.user.ua && ua) event.user.ua = ua
       const relayed = { ...event, received_at: receivedAt, t_corrected: event.t_client + skew }
       order.set(relayed, index)
@@ -160,7 +169,20 @@ export function createRelay(options: RelayOptions): Relay {
       try {
         await sink(fresh)
       } catch (error) {
-        await store.release(claimed, token).catch(report)
+        // What the sink got through before it failed counts as delivered; the rest is let go for the resend.
+        const through = new Set(error instanceof SinkUnavailable ? error.delivered.map((event) => event.event_id) : [])
+        await store
+          .delivered(
+            claimed.filter((id) => through.has(id)),
+            token
+          )
+          .catch(report)
+        await store
+          .release(
+            claimed.filter((id) => !through.has(id)),
+            token
+          )
+          .catch(report)
         report(error)
         const wait = error instanceof SinkUnavailable ? Math.ceil(error.retryAfterMs / 1000) : CLAIMED_RETRY_SECONDS
         return json(503, failure('the sink is unavailable'), { ...headers, 'retry-after': String(Math.max(1, wait)) })
@@ -188,7 +210,7 @@ export function createRelay(options: RelayOptions): Relay {
     } catch (error) {
       report(error)
     }
-    const answered = { ...headers, ...setCookie(request, events) }
+    const answered = { ...headers, ...setCookie(request) }
     // Another request holds some of these events, its sink still running: the whole batch comes back later, when they are settled.
     if (states.includes('claimed'))
       return json(503, failure('some events are being stored by another request', result), { ...answered, 'retry-after': String(CLAIMED_RETRY_SECONDS) })

@@ -9,6 +9,7 @@ interface NodeRequest {
   on(event: 'data', listener: (chunk: Uint8Array) => void): unknown
   on(event: 'end' | 'close', listener: () => void): unknown
   on(event: 'error', listener: (error: Error) => void): unknown
+  off(event: 'data', listener: (chunk: Uint8Array) => void): unknown
   pause(): unknown
   resume(): unknown
 }
@@ -26,14 +27,25 @@ const LINGER_MS = 5000
 
 /** The request's body as a stream, read as the relay asks for it. */
 function bodyOf(request: NodeRequest): ReadableStream<Uint8Array> {
+  let cancelled = false
+  const onData = (chunk: Uint8Array) => controller.enqueue(new Uint8Array(chunk))
+  let controller: ReadableStreamDefaultController<Uint8Array>
   return new ReadableStream({
-    start(controller) {
-      request.on('data', (chunk) => controller.enqueue(new Uint8Array(chunk)))
-      request.on('end', () => controller.close())
-      request.on('error', (error) => controller.error(error))
+    start(control) {
+      controller = control
+      request.on('data', onData)
+      // After a cancel the stream takes nothing more: the rest of the body is the answer's to read away.
+      request.on('end', () => {
+        if (!cancelled) controller.close()
+      })
+      request.on('error', (error) => {
+        if (!cancelled) controller.error(error)
+      })
     },
     cancel() {
       // The relay read enough (a body over the limit): the rest stays unread until answered.
+      cancelled = true
+      request.off('data', onData)
       request.pause()
     }
   })

@@ -2,12 +2,18 @@ import { pack } from '../shared/batch'
 import { createBackoff, outcomeOf } from '../shared/http'
 import type { RelayEvent, Sink } from './types'
 
-/** A sink's failure that says when to try again: the relay passes it on as Retry-After. */
+/**
+ * A sink's failure that says when to try again, which the relay passes on as Retry-After, and
+ * which of the events did reach their destination before it failed: the relay marks those as
+ * delivered, so that the sender's resend does not bring them a second time.
+ */
 export class SinkUnavailable extends Error {
   constructor(
     message: string,
     /** Milliseconds until the sink may take events again. */
-    readonly retryAfterMs: number
+    readonly retryAfterMs: number,
+    /** Events of the failed call that were delivered all the same. */
+    readonly delivered: RelayEvent[] = []
   ) {
     super(message)
     this.name = 'SinkUnavailable'
@@ -127,18 +133,25 @@ export function forwardSink({ url, key, headers = {}, maxInFlight = 4, timeout =
   return (events) => {
     if (!events.length) return Promise.resolve()
     if (Date.now() < backoff.resumeAt()) return Promise.reject(unavailable())
-    // One promise for the call: it resolves once every request carrying its events was answered 2xx.
+    // One promise for the call, settled once every one of its events is: resolved when all were
+    // answered 2xx; otherwise rejected with the first failure, naming the events that did get
+    // through (a call's events may go in several requests).
     return new Promise<void>((resolve, reject) => {
       let left = events.length
-      let failed = false
-      const settle = (error?: Error) => {
-        if (failed) return
-        if (error) {
-          failed = true
-          reject(error)
-        } else if (--left == 0) resolve()
+      let failure: Error | undefined
+      const delivered: RelayEvent[] = []
+      for (const event of events) {
+        const settle = (error?: Error) => {
+          if (error) failure ||= error
+          else delivered.push(event)
+          if (--left) return
+          if (!failure) resolve()
+          else if (failure instanceof SinkUnavailable || delivered.length) {
+            reject(new SinkUnavailable(failure.message, failure instanceof SinkUnavailable ? failure.retryAfterMs : 0, delivered))
+          } else reject(failure)
+        }
+        waiting.push({ event, settle })
       }
-      for (const event of events) waiting.push({ event, settle })
       pump()
     })
   }

@@ -57,7 +57,9 @@ export interface RelayOptions {
    * Default 0: the connection's peer is the shopper, and forwarding headers are ignored.
    */
   trustProxy?: number | string[]
-  /** A header the platform sets on every request with the client's address (`'cf-connecting-ip'`, `'x-real-ip'` on Vercel); it wins over everything else. */
+  /** Which header the trusted proxies write: `'x-forwarded-for'` (default) or `'forwarded'` (RFC 7239). The other is not read: a shopper can send either. */
+  proxyHeader?: 'x-forwarded-for' | 'forwarded'
+  /** A header the platform sets on every request with the client's address (`'cf-connecting-ip'`, `'x-real-ip'` on Vercel); it wins over everything else where present. */
   ipHeader?: string
   /** `'full'` (default), `'truncate'` (IPv4 to /24, IPv6 to /48) or `'drop'`. */
   ip?: 'full' | 'truncate' | 'drop'

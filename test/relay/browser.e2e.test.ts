@@ -275,3 +275,29 @@ describe('the uid cookie from the relay', () => {
     expect(daysLeft(await uidCookie())).toBeLessThanOrEqual(7)
   })
 })
+
+describe('the uid cookie only where the tracker keeps one', () => {
+  it("with storage: 'memory' the relay writes no df_uid cookie either", async () => {
+    pages.set('/memory', shop('data-auto-view-page="false" data-storage="memory"'))
+    const page = await open('/memory')
+    await clicks(page, 'memory', 1)
+    await flush(page)
+    await expectOnce(1)
+    expect(await page.evaluate(() => document.cookie)).toBe('')
+    expect(await context.cookies()).toEqual([])
+  })
+
+  it('after reset() (a logout) the relay does not bring the last shopper’s uid back', async () => {
+    const page = await open('/quiet')
+    await clicks(page, 'before', 3)
+    await page.evaluate(() => (window as any).discoveryFeedback.tracker.reset())
+    await expectOnce(3)
+    await page.goto(url('/quiet?next'))
+    await page.waitForFunction(() => (window as any).discoveryFeedback.tracker)
+    await clicks(page, 'after', 1)
+    await leave(page)
+    await expectOnce(4)
+    const uids = recorded.events().map((event) => event.user.uid)
+    expect(uids[3]).not.toBe(uids[0])
+  })
+})

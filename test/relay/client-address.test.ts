@@ -6,12 +6,13 @@ import { envelope, recordingSink } from './support'
 // The user.ip a sink gets, from the request as each platform hands it over: the peer address
 // (Node's socket, Deno, Bun) or none (a Web handler), and whatever headers reached the relay.
 
-type AddressOptions = Pick<RelayOptions, 'trustProxy' | 'ipHeader' | 'ip'>
+type AddressOptions = Pick<RelayOptions, 'trustProxy' | 'proxyHeader' | 'ipHeader' | 'ip'>
 
-async function ipFor(options: AddressOptions, headers: Record<string, string>, peer: string | undefined) {
+async function ipFor(options: AddressOptions, headers: Record<string, string>, peer: string | undefined, user?: Record<string, string>) {
   const { sink, events } = recordingSink()
   const relay = createRelay({ keys: ['KEY'], sink, ...options })
-  const response = await relay.fetch(new Request('http://shop.test/df/events', { method: 'POST', headers, body: JSON.stringify([envelope()]) }), {
+  const body = JSON.stringify([user ? envelope({ user }) : envelope()])
+  const response = await relay.fetch(new Request('http://shop.test/df/events', { method: 'POST', headers, body }), {
     remoteAddress: peer
   })
   expect(response.status).toBe(200)
@@ -88,15 +89,15 @@ describe('trusted proxies by range', () => {
 describe('the Forwarded header (RFC 7239)', () => {
   it('reads for= with quoted IPv6 and ports, several elements, any case', async () => {
     const header = `for="[2001:db8:cafe::17]:4711";proto=https, For=192.0.2.60;by=203.0.113.43`
-    expect(await ipFor({ trustProxy: 1 }, { forwarded: header }, '10.0.0.2')).toBe('192.0.2.60')
-    expect(await ipFor({ trustProxy: 2 }, { forwarded: header }, '10.0.0.2')).toBe('2001:db8:cafe::17')
-    expect(await ipFor({ trustProxy: 1 }, { forwarded: 'for="198.51.100.23:8080"' }, '10.0.0.2')).toBe(SHOPPER)
-    expect(await ipFor({ trustProxy: 1 }, { forwarded: 'for="[2001:db8::9]"' }, '10.0.0.2')).toBe('2001:db8::9')
+    expect(await ipFor({ trustProxy: 1, proxyHeader: 'forwarded' }, { forwarded: header }, '10.0.0.2')).toBe('192.0.2.60')
+    expect(await ipFor({ trustProxy: 2, proxyHeader: 'forwarded' }, { forwarded: header }, '10.0.0.2')).toBe('2001:db8:cafe::17')
+    expect(await ipFor({ trustProxy: 1, proxyHeader: 'forwarded' }, { forwarded: 'for="198.51.100.23:8080"' }, '10.0.0.2')).toBe(SHOPPER)
+    expect(await ipFor({ trustProxy: 1, proxyHeader: 'forwarded' }, { forwarded: 'for="[2001:db8::9]"' }, '10.0.0.2')).toBe('2001:db8::9')
   })
 
   it('an obfuscated or unknown for= gives no address rather than a wrong one', async () => {
-    expect(await ipFor({ trustProxy: 1 }, { forwarded: 'for=unknown' }, '10.0.0.2')).toBeUndefined()
-    expect(await ipFor({ trustProxy: 1 }, { forwarded: 'for=_hidden' }, '10.0.0.2')).toBeUndefined()
+    expect(await ipFor({ trustProxy: 1, proxyHeader: 'forwarded' }, { forwarded: 'for=unknown' }, '10.0.0.2')).toBeUndefined()
+    expect(await ipFor({ trustProxy: 1, proxyHeader: 'forwarded' }, { forwarded: 'for=_hidden' }, '10.0.0.2')).toBeUndefined()
   })
 })
 
@@ -123,5 +124,30 @@ describe('privacy', () => {
   it("'drop' sends none, whatever the headers", async () => {
     expect(await ipFor({ ip: 'drop' }, {}, SHOPPER)).toBeUndefined()
     expect(await ipFor({ ip: 'drop', ipHeader: 'x-real-ip' }, { 'x-real-ip': SHOPPER }, SHOPPER)).toBeUndefined()
+  })
+})
+
+describe('what the review found', () => {
+  it('behind a proxy that writes Forwarded, a forged X-Forwarded-For is ignored (and the other way round)', async () => {
+    expect(await ipFor({ trustProxy: 1, proxyHeader: 'forwarded' }, { 'x-forwarded-for': FORGED, forwarded: 'for=198.51.100.23' }, '10.0.0.1')).toBe(SHOPPER)
+    expect(await ipFor({ trustProxy: 1 }, { 'x-forwarded-for': SHOPPER, forwarded: `for=${FORGED}` }, '10.0.0.1')).toBe(SHOPPER)
+  })
+
+  it("applies 'drop' and 'truncate' to an ip the envelope brought (a server sender's) too", async () => {
+    expect(await ipFor({ ip: 'drop' }, {}, '1.2.3.4', { uid: 'u', sid: 's', ip: SHOPPER })).toBeUndefined()
+    expect(await ipFor({ ip: 'truncate' }, {}, '1.2.3.4', { uid: 'u', sid: 's', ip: SHOPPER })).toBe('198.51.100.0')
+    expect(await ipFor({}, {}, '1.2.3.4', { uid: 'u', sid: 's', ip: SHOPPER })).toBe(SHOPPER)
+  })
+
+  it('writes IPv6 canonically, reads ports and hex IPv4-mapped addresses, falls back to the peer without the platform header', async () => {
+    expect(await ipFor({}, {}, '1:0:0:2:0:0:0:3')).toBe('1:0:0:2::3')
+    expect(await ipFor({ trustProxy: 1 }, { 'x-forwarded-for': '198.51.100.23:51234' }, '10.0.0.1')).toBe(SHOPPER)
+    expect(await ipFor({ trustProxy: 1 }, { 'x-forwarded-for': '[2001:db8::9]:51234' }, '10.0.0.1')).toBe('2001:db8::9')
+    expect(await ipFor({}, {}, '::ffff:c633:6417')).toBe(SHOPPER)
+    expect(await ipFor({ ipHeader: 'x-real-ip' }, {}, SHOPPER)).toBe(SHOPPER)
+  })
+
+  it('refuses a range that is none', () => {
+    expect(() => createRelay({ keys: ['KEY'], sink: async () => {}, trustProxy: ['10.0.0.0/99'] })).toThrow('trustProxy 10.0.0.0/99 is no address or range')
   })
 })

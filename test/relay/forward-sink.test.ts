@@ -216,3 +216,27 @@ describe('forwardSink', () => {
     expect(bodies.flatMap(({ events }) => events.map((event) => event.event_id))).toEqual(big.map((event) => event.event_id))
   })
 })
+
+describe('a relay batch that spans several forwarded requests', () => {
+  it('marks what got through before a 503, so the resend does not double it at the service', async () => {
+    const { createRelay } = await import('../../src/relay')
+    const target = await start()
+    let requests = 0
+    target.answer(() => (++requests == 2 ? { status: 503, headers: { 'retry-after': '1' } } : { status: 200 }))
+    const relay = createRelay({ keys: ['KEY'], sink: forwardSink({ url: target.url, maxInFlight: 1 }), maxBodyBytes: 1 << 20 })
+    // 200 events of about 500 bytes: several 60 KiB bodies.
+    const events = Array.from({ length: 200 }, (_, index) =>
+      envelope({ event_id: 'e-' + index, properties: { item_id: 'x'.repeat(400) + index, variant_item_id: 'v' } })
+    )
+    const post = () => relay.fetch(new Request('http://shop.test/df/events', { method: 'POST', body: JSON.stringify(events) }))
+    expect((await post()).status).toBe(503)
+    await new Promise((resolve) => setTimeout(resolve, 1100))
+    expect((await post()).status).toBe(200)
+    // What the service stored: every request but the one it answered 503.
+    const counts = new Map<string, number>()
+    const stored = target.received.filter((_, index) => index != 1)
+    for (const { events: sent } of stored) for (const event of sent) counts.set(event.event_id, (counts.get(event.event_id) || 0) + 1)
+    expect(counts.size).toBe(200)
+    expect([...counts.values()].filter((count) => count > 1)).toEqual([])
+  })
+})

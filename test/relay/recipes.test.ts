@@ -1,6 +1,6 @@
 // @vitest-environment node
 import { spawn, type ChildProcess } from 'node:child_process'
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { Readable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
@@ -84,7 +84,7 @@ describe('Node http.createServer(toNodeHandler(relay))', () => {
 
   it('forwards a batch to the service once, with the peer as user.ip (a forged X-Forwarded-For ignored), and renews the uid cookie', async () => {
     const events = batch()
-    const answer = await post(origin + '/df/events', events, { 'x-forwarded-for': '6.6.6.6', 'user-agent': 'Shopper/1.0' })
+    const answer = await post(origin + '/df/events', events, { 'x-forwarded-for': '6.6.6.6', 'user-agent': 'Shopper/1.0', cookie: 'df_uid=uid-1' })
     expect(answer).toMatchObject({ status: 200, body: { accepted: 2, duplicates: 0, rejected: [] } })
     expect(answer.headers.getSetCookie()).toEqual(['df_uid=uid-1; Path=/; Max-Age=34560000; SameSite=Lax'])
     const again = await post(origin + '/df/events', events)
@@ -100,6 +100,26 @@ describe('Node http.createServer(toNodeHandler(relay))', () => {
     const answer = await post(origin + '/df/events', '[' + ' '.repeat(300 * 1024) + ']')
     expect(answer.status).toBe(413)
     expect(answer.body.error.message).toBe('body is larger than 262144 bytes')
+  })
+
+  it('a chunked body over 256 KiB: 413, and the relay keeps serving', async () => {
+    const { port } = new URL(origin)
+    const status = await new Promise<number>((resolve, reject) => {
+      const request = httpRequest({ host: '127.0.0.1', port, path: '/df/events', method: 'POST', headers: { 'transfer-encoding': 'chunked' } }, (response) => {
+        response.resume()
+        resolve(response.statusCode!)
+      })
+      request.on('error', reject)
+      let chunks = 0
+      const more = () => {
+        if (chunks++ < 5) request.write(' '.repeat(65536), more)
+        else request.end()
+      }
+      request.write('[', more)
+    })
+    expect(status).toBe(413)
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    expect((await post(origin + '/df/events', batch(), { cookie: 'df_uid=uid-1' })).status).toBe(200)
   })
 
   it('the service answering 503: the relay answers 503 with Retry-After, and the events reach the service once when it is back', async () => {
@@ -132,7 +152,7 @@ describe('Express 5', () => {
 
   it('behind one trusted proxy: user.ip is the address the proxy appended, not what the shopper wrote', async () => {
     const events = batch()
-    const answer = await post(origin + '/df/events', events, { 'x-forwarded-for': '6.6.6.6, 198.51.100.23' })
+    const answer = await post(origin + '/df/events', events, { 'x-forwarded-for': '6.6.6.6, 198.51.100.23', cookie: 'df_uid=uid-1' })
     expect(answer).toMatchObject({ status: 200, body: { accepted: 2 } })
     await waitFor(() => forwardedIds(events).length == 2, 'the forwarded events')
     expect(forwardedIds(events).map((event) => event.user.ip)).toEqual(['198.51.100.23', '198.51.100.23'])
@@ -183,7 +203,7 @@ describe('Hono 4', () => {
 
   it('relays a batch with the socket’s peer as user.ip', async () => {
     const events = batch()
-    const answer = await post(origin + '/df/events', events, { 'x-forwarded-for': '6.6.6.6' })
+    const answer = await post(origin + '/df/events', events, { 'x-forwarded-for': '6.6.6.6', cookie: 'df_uid=uid-1' })
     expect(answer).toMatchObject({ status: 200, body: { accepted: 2 } })
     expect(forwardedIds(events).map((event) => event.user.ip)).toEqual(['127.0.0.1', '127.0.0.1'])
     expect(answer.headers.getSetCookie()).toEqual(['df_uid=uid-1; Path=/; Max-Age=34560000; SameSite=Lax'])
