@@ -1,5 +1,6 @@
 // @vitest-environment node
 import { spawn, type ChildProcess } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { Readable } from 'node:stream'
@@ -249,5 +250,17 @@ describe('Next.js App Router route handler', () => {
     )
     expect(answer.status).toBe(204)
     expect(answer.headers.get('access-control-allow-methods')).toBe('POST, OPTIONS')
+  })
+})
+
+describe('README', () => {
+  it.each(['node.mjs', 'express.mjs', 'hono.mjs', 'app/df/events/route.js'])('shows the recipe %s as it is tested', (file) => {
+    const recipe = readFileSync(fileURLToPath(new URL('./recipes/' + file, import.meta.url)), 'utf8')
+      .split('\n')
+      // The ESLint line of the Next.js file is this repository's, not the recipe's.
+      .filter((line) => !line.startsWith('/* global'))
+      .join('\n')
+      .trim()
+    expect(readFileSync('README.md', 'utf8')).toContain('```javascript\n' + recipe + '\n```')
   })
 })
