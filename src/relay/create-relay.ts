@@ -108,7 +108,13 @@ export function createRelay(options: RelayOptions): Relay {
   }
 
   async function handleBatch(request: Request, info: RequestInfo | undefined, headers: Record<string, string>): Promise<Response> {
-    const text = await readLimited(request, maxBodyBytes)
+    let text: string | null
+    try {
+      text = await readLimited(request, maxBodyBytes)
+    } catch {
+      // The client went before its body ended: nobody is left to read the answer, and nothing of the relay failed.
+      return json(400, failure('the request ended before its body'), headers)
+    }
     if (text == null) return json(413, failure('body is larger than ' + maxBodyBytes + ' bytes'), headers)
     let parsed: unknown
     try {

@@ -25,30 +25,44 @@ interface NodeResponse {
 // The rest of a refused upload may keep arriving for this long after the answer went out.
 const LINGER_MS = 5000
 
-/** The request's body as a stream, read as the relay asks for it. */
-function bodyOf(request: NodeRequest): ReadableStream<Uint8Array> {
-  let cancelled = false
-  const onData = (chunk: Uint8Array) => controller.enqueue(new Uint8Array(chunk))
+/**
+ * The request's body as a stream, read only as fast as the relay reads it: the request stays
+ * paused until the stream is pulled, so a body the relay refuses unread (a Content-Length over
+ * the limit) is never held in memory. `stop` lets go of it, for the rest to be read away.
+ */
+function bodyOf(request: NodeRequest) {
+  let stopped = false
   let controller: ReadableStreamDefaultController<Uint8Array>
-  return new ReadableStream({
+  const onData = (chunk: Uint8Array) => {
+    controller.enqueue(new Uint8Array(chunk))
+    if ((controller.desiredSize ?? 0) <= 0) request.pause()
+  }
+  const stop = () => {
+    stopped = true
+    request.off('data', onData)
+  }
+  const stream = new ReadableStream<Uint8Array>({
     start(control) {
       controller = control
       request.on('data', onData)
-      // After a cancel the stream takes nothing more: the rest of the body is the answer's to read away.
+      request.pause()
       request.on('end', () => {
-        if (!cancelled) controller.close()
+        if (!stopped) controller.close()
       })
       request.on('error', (error) => {
-        if (!cancelled) controller.error(error)
+        if (!stopped) controller.error(error)
       })
+    },
+    pull() {
+      request.resume()
     },
     cancel() {
       // The relay read enough (a body over the limit): the rest stays unread until answered.
-      cancelled = true
-      request.off('data', onData)
+      stop()
       request.pause()
     }
   })
+  return { stream, stop }
 }
 
 /**
@@ -72,8 +86,8 @@ export function toNodeHandler(relay: Relay) {
         url = new URL(request.url || '/', 'http://localhost')
       }
       const method = request.method || 'GET'
-      const hasBody = method != 'GET' && method != 'HEAD'
-      const init = { method, headers, body: hasBody ? bodyOf(request) : undefined, duplex: 'half' } as RequestInit
+      const body = method != 'GET' && method != 'HEAD' ? bodyOf(request) : undefined
+      const init = { method, headers, body: body?.stream, duplex: 'half' } as RequestInit
       const answer = await relay.fetch(new Request(url, init), { remoteAddress: request.socket.remoteAddress })
       const out: Record<string, string | string[]> = {}
       answer.headers.forEach((value, name) => {
@@ -100,6 +114,8 @@ export function toNodeHandler(relay: Relay) {
       const linger = setTimeout(close, LINGER_MS)
       request.on('end', close)
       request.on('close', close)
+      // Read away, not kept: the stream lets go of the request first.
+      body?.stop()
       request.resume()
     } catch {
       // The request failed on its way in (the client went): nothing is left to answer.
