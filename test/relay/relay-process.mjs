@@ -1,0 +1,71 @@
+// One relay instance in a process of its own, for the multi-instance tests and the bench: the
+// built relay (dist/relay.mjs) behind node:http, on a free loopback port it prints as one JSON
+// line on stdout ({"port":…}). Configured by the environment:
+//   KEYS          the keys it takes, comma-separated (default KEY)
+//   REDIS_URL     redisStore over a node-redis 5 client made as the docs make one (offline
+//                 queue and reconnection on); without it, memoryStore()
+//   STORE_TIMEOUT_MS  redisStore's timeoutMs
+//   SINK          'append' (default): each batch appended to SINK_FILE as NDJSON with
+//                 fs.appendFileSync, so a batch is on disk once the sink resolves;
+//                 'file': the package's fileSink(SINK_FILE);
+//                 'forward': the package's forwardSink to FORWARD_URL
+//   CLAIM_MS      the relay's claimMs
+//   DIE_AFTER_SINK_CALLS  dies by SIGKILL right after the sink's Nth call resolved, before the
+//                 store hears of it: the window in which an event can reach the sink twice
+// GET /__stats answers the process's memory (after a full garbage collection with ?gc) and the
+// relay's error and sink call counts.
+import { appendFileSync } from 'node:fs'
+import { createServer } from 'node:http'
+import { createClient } from 'redis'
+import { createRelay, fileSink, forwardSink, memoryStore, redisStore, toNodeHandler } from '../../dist/relay.mjs'
+
+const env = process.env
+let errors = 0
+let sinkCalls = 0
+
+let store = memoryStore()
+if (env.REDIS_URL) {
+  const client = createClient({ url: env.REDIS_URL })
+  // A client without an error listener throws each reconnection failure at the process.
+  client.on('error', () => {})
+  await client.connect()
+  store = redisStore(client, env.STORE_TIMEOUT_MS ? { timeoutMs: Number(env.STORE_TIMEOUT_MS) } : {})
+}
+
+let sink
+if (env.SINK == 'forward') sink = forwardSink({ url: env.FORWARD_URL, timeout: 5000 })
+else if (env.SINK == 'file') sink = fileSink(env.SINK_FILE)
+else sink = async (events) => appendFileSync(env.SINK_FILE, events.map((event) => JSON.stringify(event) + '\n').join(''))
+
+const dieAfter = Number(env.DIE_AFTER_SINK_CALLS) || 0
+const counted = async (events) => {
+  await sink(events)
+  if (++sinkCalls == dieAfter) process.kill(process.pid, 'SIGKILL')
+}
+
+const relay = createRelay({
+  keys: (env.KEYS || 'KEY').split(','),
+  sink: counted,
+  store,
+  claimMs: env.CLAIM_MS ? Number(env.CLAIM_MS) : undefined,
+  onError: () => errors++
+})
+const handle = toNodeHandler(relay)
+
+const server = createServer((request, response) => {
+  if (request.method == 'GET' && request.url.startsWith('/__stats')) {
+    // ?gc: what is still held once garbage is collected (started with --expose-gc).
+    if (request.url.includes('gc')) globalThis.gc?.()
+    response.writeHead(200, { 'content-type': 'application/json' })
+    response.end(JSON.stringify({ ...process.memoryUsage(), errors, sinkCalls }))
+    return
+  }
+  handle(request, response)
+})
+server.listen(Number(env.PORT) || 0, '127.0.0.1', () => {
+  console.log(JSON.stringify({ port: server.address().port }))
+})
+process.on('SIGTERM', () => {
+  server.close(() => process.exit(0))
+  server.closeAllConnections()
+})
