@@ -1,0 +1,188 @@
+// Events per second per core of one relay process (dist/relay.mjs behind node:http, the
+// package's fileSink), with memoryStore() and with redisStore() over node-redis and a local
+// redis-server: `npx rollup -c && node bench/relay.mjs [seconds]`. Not part of npm test.
+//
+// The load comes from other processes' threads (worker_threads), each posting 50-event batches
+// of fresh event ids over keep-alive connections, so the relay's own CPU is what limits it. The
+// figure per core is events stored per second of the relay process's CPU time (user + system,
+// from /proc/<pid>/stat), so it holds whatever else the machine runs; Redis's own CPU is
+// reported beside it. Each store is measured RUNS times, alternating; the median is printed.
+import { spawn } from 'node:child_process'
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { connect, createServer } from 'node:net'
+import { availableParallelism, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads'
+
+const BATCH = 50
+const CONNECTIONS_PER_THREAD = 8
+const THREADS = 2
+const RUNS = 3
+const SECONDS = Number(process.argv[2]) || 5
+
+if (!isMainThread) {
+  // A load thread: CONNECTIONS_PER_THREAD loops, each one request at a time over its own keep-alive socket.
+  const { url, tag, thread, until } = workerData
+  const { Agent, request } = await import('node:http')
+  const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS_PER_THREAD })
+  const head = '{"event":"click-item","properties":{"rid":"s-1","item_id":"1001","variant_item_id":"1001-38"},"key":"KEY","t_client":1767261600000,'
+  const user = '"user":{"uid":"V1StGXR8_Z5jdHi6B-myT","sid":"Uakgb_J5m9g-0JDMbcJqL","lang":["en"]},"event_id":"'
+  const post = (body) =>
+    new Promise((resolve, reject) => {
+      const sent = request(url + '?t_sent=' + Date.now(), { method: 'POST', agent, headers: { 'content-type': 'text/plain;charset=UTF-8' } }, (response) => {
+        let text = ''
+        response.on('data', (chunk) => (text += chunk))
+        response.on('end', () => resolve(response.statusCode == 200 ? JSON.parse(text).accepted : -1))
+      })
+      sent.on('error', reject)
+      sent.end(body)
+    })
+  let events = 0
+  let failed = 0
+  await Promise.all(
+    Array.from({ length: CONNECTIONS_PER_THREAD }, async (_, connection) => {
+      for (let batch = 0; Date.now() < until; batch++) {
+        const prefix = `${tag}t${thread}c${connection}b${batch}e`
+        let body = '['
+        for (let index = 0; index < BATCH; index++) body += (index ? ',' : '') + head + user + prefix + index + '"}'
+        // The relay's count of events stored, or -1 for an answer other than 200.
+        const accepted = await post(body + ']')
+        if (accepted == BATCH) events += BATCH
+        else failed++
+      }
+    })
+  )
+  agent.destroy()
+  parentPort.postMessage({ events, failed })
+} else {
+  await main()
+}
+
+/** CPU seconds a process has used so far (utime + stime of /proc/<pid>/stat). */
+function cpuSeconds(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+  return (Number(fields[11]) + Number(fields[12])) / 100
+}
+
+function freePort() {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address()
+      server.close(() => resolve(port))
+    })
+  })
+}
+
+async function startRedis() {
+  if (!existsSync('/usr/bin/redis-server')) throw new Error('/usr/bin/redis-server is missing: apt-get install redis-server')
+  const port = await freePort()
+  const child = spawn('/usr/bin/redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', tmpdir()], {
+    stdio: 'ignore'
+  })
+  const ping = () =>
+    new Promise((resolve) => {
+      const socket = connect(port, '127.0.0.1', () => socket.write('PING\r\n'))
+      socket.once('data', (data) => {
+        socket.destroy()
+        resolve(String(data).startsWith('+PONG'))
+      })
+      socket.once('error', () => resolve(false))
+    })
+  for (let tries = 0; tries < 200; tries++) {
+    if (await ping()) return { child, url: `redis://127.0.0.1:${port}` }
+    await new Promise((resolve) => setTimeout(resolve, 25))
+  }
+  throw new Error('redis-server did not start')
+}
+
+async function startRelay(env) {
+  const child = spawn(process.execPath, [fileURLToPath(new URL('../test/relay/relay-process.mjs', import.meta.url))], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit']
+  })
+  const port = await new Promise((resolve, reject) => {
+    let line = ''
+    child.stdout.on('data', (chunk) => {
+      line += chunk
+      const match = /\{"port":(\d+)\}/.exec(line)
+      if (match) resolve(Number(match[1]))
+    })
+    child.once('exit', (code) => reject(new Error('the relay exited with ' + code)))
+  })
+  return { child, url: `http://127.0.0.1:${port}/collect` }
+}
+
+async function measure(store, redis, run) {
+  const dir = mkdtempSync(join(tmpdir(), 'relay-bench-'))
+  const file = join(dir, 'events.ndjson')
+  const relay = await startRelay({ SINK: 'file', SINK_FILE: file, ...(store == 'redis' ? { REDIS_URL: redis.url } : {}) })
+  const load = (tag, until) =>
+    Promise.all(
+      Array.from(
+        { length: THREADS },
+        (_, thread) =>
+          new Promise((resolve, reject) => {
+            const worker = new Worker(fileURLToPath(import.meta.url), { workerData: { url: relay.url, tag, thread, until } })
+            worker.once('message', resolve)
+            worker.once('error', reject)
+          })
+      )
+    )
+  // A second of warm-up (JIT, connections), then the measured window.
+  const warm = await load(`r${run}w`, Date.now() + 1000)
+  const before = { relay: cpuSeconds(relay.child.pid), redis: redis && cpuSeconds(redis.child.pid), at: performance.now() }
+  const results = await load(`r${run}m`, Date.now() + SECONDS * 1000)
+  const seconds = (performance.now() - before.at) / 1000
+  const relayCpu = cpuSeconds(relay.child.pid) - before.relay
+  const redisCpu = redis && store == 'redis' ? cpuSeconds(redis.child.pid) - before.redis : 0
+  const events = results.reduce((sum, result) => sum + result.events, 0)
+  const failed = results.reduce((sum, result) => sum + result.failed, 0)
+  relay.child.kill()
+  const lines = statSync(file).size > 0 ? readFileSync(file, 'utf8').split('\n').length - 1 : 0
+  rmSync(dir, { recursive: true, force: true })
+  // Every event answered 200 is in the file, once.
+  const stored = events + warm.reduce((sum, result) => sum + result.events, 0)
+  if (lines != stored) throw new Error(`${store}: ${lines} lines in the sink for ${stored} events answered 200`)
+  return { events, failed, seconds, relayCpu, redisCpu, perSecond: events / seconds, perCoreSecond: events / relayCpu, lines }
+}
+
+async function main() {
+  if (!existsSync(new URL('../dist/relay.mjs', import.meta.url))) throw new Error('dist/relay.mjs is missing: run `npx rollup -c` first')
+  const redis = await startRedis()
+  const runs = { memory: [], redis: [] }
+  try {
+    for (let run = 0; run < RUNS; run++) for (const store of ['memory', 'redis']) runs[store].push(await measure(store, redis, run))
+  } finally {
+    redis.child.kill()
+  }
+  const median = (values) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)]
+  const summary = {}
+  for (const store of ['memory', 'redis']) {
+    const list = runs[store]
+    if (list.some((result) => result.failed)) throw new Error(store + ': some batches were not answered 200 with all 50 events accepted')
+    summary[store] = {
+      eventsPerSecond: Math.round(median(list.map((result) => result.perSecond))),
+      eventsPerCoreSecond: Math.round(median(list.map((result) => result.perCoreSecond))),
+      relayCores: Number(median(list.map((result) => result.relayCpu / result.seconds)).toFixed(2)),
+      redisCores: Number(median(list.map((result) => result.redisCpu / result.seconds)).toFixed(2)),
+      eventsPerCoreSecondWithRedis: Math.round(median(list.map((result) => result.events / (result.relayCpu + result.redisCpu))))
+    }
+  }
+  const cost = summary.memory.eventsPerCoreSecond / summary.redis.eventsPerCoreSecond
+  console.log(
+    `\n${new Date().toISOString().slice(0, 10)}, node bench/relay.mjs ${SECONDS}, Node ${process.version}, ${availableParallelism()} cores; ` +
+      `${THREADS} load threads × ${CONNECTIONS_PER_THREAD} keep-alive connections, ${BATCH}-event batches, fileSink; median of ${RUNS} runs of ${SECONDS} s\n`
+  )
+  console.log(
+    '| store | events/s (wall) | events per relay CPU-second | relay CPU (cores) | redis-server CPU (cores) | events per CPU-second, relay + Redis |\n|---|---|---|---|---|---|'
+  )
+  for (const store of ['memory', 'redis']) {
+    const { eventsPerSecond, eventsPerCoreSecond, relayCores, redisCores, eventsPerCoreSecondWithRedis } = summary[store]
+    const name = store == 'memory' ? 'memoryStore()' : 'redisStore(node-redis 5)'
+    console.log(`| ${name} | ${eventsPerSecond} | ${eventsPerCoreSecond} | ${relayCores} | ${redisCores} | ${eventsPerCoreSecondWithRedis} |`)
+  }
+  const withRedis = summary.memory.eventsPerCoreSecondWithRedis / summary.redis.eventsPerCoreSecondWithRedis
+  console.log(`\nThe Redis store: ${cost.toFixed(2)}× the relay's CPU per event, ${withRedis.toFixed(2)}× counting redis-server's CPU too.`)
+  if (process.argv.includes('--json')) console.log(JSON.stringify({ date: new Date().toISOString(), node: process.version, summary, runs }))
+}
