@@ -55,8 +55,8 @@ if (!isMainThread) {
   )
   agent.destroy()
   parentPort.postMessage({ events, failed })
-} else {
-  await main()
+} else if (process.argv[1] == fileURLToPath(import.meta.url)) {
+  printTable(await relayCost(SECONDS))
 }
 
 /** CPU seconds a process has used so far (utime + stime of /proc/<pid>/stat). */
@@ -113,7 +113,7 @@ async function startRelay(env) {
   return { child, url: `http://127.0.0.1:${port}/collect` }
 }
 
-async function measure(store, redis, run) {
+async function measure(store, redis, run, window) {
   const dir = mkdtempSync(join(tmpdir(), 'relay-bench-'))
   const file = join(dir, 'events.ndjson')
   const relay = await startRelay({ SINK: 'file', SINK_FILE: file, ...(store == 'redis' ? { REDIS_URL: redis.url } : {}) })
@@ -132,7 +132,7 @@ async function measure(store, redis, run) {
   // A second of warm-up (JIT, connections), then the measured window.
   const warm = await load(`r${run}w`, Date.now() + 1000)
   const before = { relay: cpuSeconds(relay.child.pid), redis: redis && cpuSeconds(redis.child.pid), at: performance.now() }
-  const results = await load(`r${run}m`, Date.now() + SECONDS * 1000)
+  const results = await load(`r${run}m`, Date.now() + window * 1000)
   const seconds = (performance.now() - before.at) / 1000
   const relayCpu = cpuSeconds(relay.child.pid) - before.relay
   const redisCpu = redis && store == 'redis' ? cpuSeconds(redis.child.pid) - before.redis : 0
@@ -147,12 +147,16 @@ async function measure(store, redis, run) {
   return { events, failed, seconds, relayCpu, redisCpu, perSecond: events / seconds, perCoreSecond: events / relayCpu, lines }
 }
 
-async function main() {
+/**
+ * Measures the relay with each store, RUNS times alternating, for `seconds` each; resolves the
+ * medians by store, and the runs. `npm run bench` (bench/run.mjs) calls it too.
+ */
+export async function relayCost(seconds = SECONDS) {
   if (!existsSync(new URL('../dist/relay.mjs', import.meta.url))) throw new Error('dist/relay.mjs is missing: run `npx rollup -c` first')
   const redis = await startRedis()
   const runs = { memory: [], redis: [] }
   try {
-    for (let run = 0; run < RUNS; run++) for (const store of ['memory', 'redis']) runs[store].push(await measure(store, redis, run))
+    for (let run = 0; run < RUNS; run++) for (const store of ['memory', 'redis']) runs[store].push(await measure(store, redis, run, seconds))
   } finally {
     redis.child.kill()
   }
@@ -169,10 +173,15 @@ async function main() {
       eventsPerCoreSecondWithRedis: Math.round(median(list.map((result) => result.events / (result.relayCpu + result.redisCpu))))
     }
   }
+  return { seconds, summary, runs }
+}
+
+/** Prints what relayCost measured, with the command and the date. */
+function printTable({ seconds, summary, runs }) {
   const cost = summary.memory.eventsPerCoreSecond / summary.redis.eventsPerCoreSecond
   console.log(
-    `\n${new Date().toISOString().slice(0, 10)}, node bench/relay.mjs ${SECONDS}, Node ${process.version}, ${availableParallelism()} cores; ` +
-      `${THREADS} load threads × ${CONNECTIONS_PER_THREAD} keep-alive connections, ${BATCH}-event batches, fileSink; median of ${RUNS} runs of ${SECONDS} s\n`
+    `\n${new Date().toISOString().slice(0, 10)}, node bench/relay.mjs ${seconds}, Node ${process.version}, ${availableParallelism()} cores; ` +
+      `${THREADS} load threads × ${CONNECTIONS_PER_THREAD} keep-alive connections, ${BATCH}-event batches, fileSink; median of ${RUNS} runs of ${seconds} s\n`
   )
   console.log(
     '| store | events/s (wall) | events per relay CPU-second | relay CPU (cores) | redis-server CPU (cores) | events per CPU-second, relay + Redis |\n|---|---|---|---|---|---|'

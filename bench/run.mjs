@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs'
 import { chromiumCost } from './chromium.mjs'
 import { clickCost } from './click.mjs'
 import { flushCost } from './flush.mjs'
+import { relayCost } from './relay.mjs'
 import { breakdown, bundleAll, LIBRARIES, shipped } from './sizes.mjs'
 import { wireCost } from './wire.mjs'
 
@@ -19,6 +20,7 @@ for (const name of LIBRARIES) clicks[name] = await clickCost(bundles[name].file)
 const flush = await flushCost(bundles[OURS].file)
 const browser = await chromiumCost()
 const wire = await wireCost()
+const relay = await relayCost()
 
 const rows = []
 const row = (measure, value, comparison = '') => rows.push({ measure, value, comparison })
@@ -66,13 +68,25 @@ row(
   `${ratio(wire.jsdom.oursUs, wire.jsdom.theirsUs)}× (${round(wire.jsdom.theirsUs, 2)} µs); the loop alone ${round(wire.jsdom.noneUs, 2)} µs`
 )
 row("jsdom: the same, ours with storage: 'memory'", round(wire.jsdom.memoryUs, 2) + ' µs', `${ratio(wire.jsdom.memoryUs, wire.jsdom.theirsUs)}×`)
+// The relay (bench/relay.mjs): one process, fileSink, 50-event batches over keep-alive connections.
+const { memory, redis } = relay.summary
+row(
+  "relay, memoryStore(): events per second per core (the relay process's CPU)",
+  memory.eventsPerCoreSecond + '',
+  `${memory.eventsPerSecond} events/s on the wall clock`
+)
+row(
+  'relay, redisStore(node-redis 5): events per second per core',
+  redis.eventsPerCoreSecond + '',
+  `${ratio(memory.eventsPerCoreSecond, redis.eventsPerCoreSecond)}× the memory store's CPU per event; ${redis.eventsPerCoreSecondWithRedis} per core counting redis-server's CPU too`
+)
 
 const results = {
   date: new Date().toISOString().slice(0, 10),
   command: 'npm run bench',
   node: process.version,
   rows,
-  raw: { bundles, shipped: files, breakdown: parts, clicks, flush, chromium: browser, wire }
+  raw: { bundles, shipped: files, breakdown: parts, clicks, flush, chromium: browser, wire, relay: relay.summary }
 }
 writeFileSync(new URL('results.json', import.meta.url), JSON.stringify(results, null, 2) + '\n')
 
