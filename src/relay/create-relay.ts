@@ -64,7 +64,7 @@ function ourCookie(header: string | null, name: string) {
  * instance that shares the store (README "First-party relay" says where that can fail).
  */
 export function createRelay(options: RelayOptions): Relay {
-  const { keys, sink, store = memoryStore(), origins, maxBodyBytes = 256 * 1024, claimMs = 15000, onBatch } = options
+  const { keys, sink, store = memoryStore(), origins, maxBodyBytes = 256 * 1024, claimMs = 30000, onBatch } = options
   if (!Array.isArray(keys) || !keys.length) throw new TypeError('discovery-feedback: relay: options.keys must list the API keys it takes')
   if (typeof sink != 'function') throw new TypeError('discovery-feedback: relay: options.sink is required')
   const accepted = new Set(keys)

@@ -54,7 +54,7 @@ export interface ForwardSinkOptions {
   headers?: Record<string, string>
   /** Requests in flight at once, as the server sender's `maxInFlight`. Default 4. */
   maxInFlight?: number
-  /** Milliseconds a request may go unanswered. Default 10,000. */
+  /** Milliseconds a request may go unanswered, and events may wait for a free request. Default 10,000. */
   timeout?: number
 }
 
@@ -140,17 +140,28 @@ export function forwardSink({ url, key, headers = {}, maxInFlight = 4, timeout =
       let left = events.length
       let failure: Error | undefined
       const delivered: RelayEvent[] = []
+      // Events that waited `timeout` for a free request are given up, so that a call never
+      // lasts longer than two timeouts: the relay's claims (claimMs) must outlast it.
+      const expiry = setTimeout(() => {
+        const expired = waiting.filter((entry) => mine.has(entry))
+        waiting = waiting.filter((entry) => !mine.has(entry))
+        expired.forEach(({ settle }) => settle(new SinkUnavailable('no request was free for ' + timeout + ' ms', 1000)))
+      }, timeout)
+      const mine = new Set<Waiting>()
       for (const event of events) {
         const settle = (error?: Error) => {
           if (error) failure ||= error
           else delivered.push(event)
           if (--left) return
+          clearTimeout(expiry)
           if (!failure) resolve()
           else if (failure instanceof SinkUnavailable || delivered.length) {
             reject(new SinkUnavailable(failure.message, failure instanceof SinkUnavailable ? failure.retryAfterMs : 0, delivered))
           } else reject(failure)
         }
-        waiting.push({ event, settle })
+        const entry = { event, settle }
+        mine.add(entry)
+        waiting.push(entry)
       }
       pump()
     })

@@ -67,7 +67,7 @@ export interface RelayOptions {
   cookie?: false | { domain?: string; secure?: boolean; days?: number }
   /** Largest request body in bytes. Default 262144 (256 KiB). */
   maxBodyBytes?: number
-  /** Milliseconds a claim on an event id holds while its sink runs; an instance that dies mid-batch frees its events after this. Default 15,000. */
+  /** Milliseconds a claim on an event id holds while its sink runs; an instance that dies mid-batch frees its events after this. Keep it above the sink's longest call (forwardSink: two timeouts, 20 s). Default 30,000. */
   claimMs?: number
   /** Hears what happened to every batch. */
   onBatch?: (report: BatchReport) => void

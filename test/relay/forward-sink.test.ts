@@ -190,6 +190,37 @@ describe('forwardSink', () => {
     expect((error as SinkUnavailable).retryAfterMs).toBeLessThanOrEqual(1000)
   })
 
+  it('a call that waits a whole timeout for a free request is given up, so no call outlasts two timeouts (the relay’s claims outlast that)', async () => {
+    const target = await start()
+    // A slow service that still answers within the timeout, and events of 40 KB: one a request.
+    target.answer(() => ({ status: 200 }))
+    const slow = target.url
+    const sink = forwardSink({ url: slow, timeout: 1000, maxInFlight: 1 })
+    target.hold()
+    const large = () => relayEvent({ properties: { item_id: 'x'.repeat(40000), variant_item_id: 'v' } })
+    const first = outcome(sink([large()]))
+    const second = outcome(sink([large()]))
+    const third = outcome(sink([large()]))
+    // The service answers each request after 800 ms: the third call would wait 1,600 ms.
+    const answering = setInterval(() => {
+      target.release()
+      target.hold()
+    }, 800)
+    try {
+      const started = Date.now()
+      const error = await third
+      expect(error).toBeInstanceOf(SinkUnavailable)
+      expect((error as Error).message).toBe('no request was free for 1000 ms')
+      expect(Date.now() - started).toBeLessThan(1400)
+      expect(await first).toBe('ok')
+      expect(await second).toBe('ok')
+      // The third never reached the service.
+      expect(target.received).toHaveLength(2)
+    } finally {
+      clearInterval(answering)
+    }
+  })
+
   it('a service refusing the batch (4xx) rejects with a plain error, and the next call goes through at once', async () => {
     const target = await start()
     const sink = forwardSink({ url: target.url })
