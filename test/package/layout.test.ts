@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest'
 // product, except that the client and the Shopify pixel know the tracker by its public types. The package's module
 // entries stand right above the products, the script tags' entries in script-tags/.
 const src = join(process.cwd(), 'src')
-const PRODUCTS = ['browser', 'client', 'relay', 'server', 'shopify', 'shared']
+const PRODUCTS = ['browser', 'client', 'integrations', 'relay', 'server', 'shopify', 'shared']
 
 const sources = (folder: string): string[] =>
   readdirSync(folder, { withFileTypes: true }).flatMap((entry) =>
@@ -47,8 +47,8 @@ describe('the source tree', () => {
           folder == 'package' ||
           folder == product ||
           (folder == 'shared' && product != 'shared') ||
-          // The client and the Shopify pixel know the tracker by its public types.
-          ((product == 'client' || product == 'shopify') && typeOnly && target == 'browser/types')
+          // The client, the Shopify pixel and the integrations know the tracker by its public types.
+          (['client', 'shopify', 'integrations'].includes(product) && typeOnly && target == 'browser/types')
         if (!allowed) wrong.push(`${relative(src, file)} imports ${specifier}`)
       }
     }

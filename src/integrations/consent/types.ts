@@ -1,0 +1,11 @@
+// What every consent adapter (googleConsentMode, tcfConsent, oneTrustConsent, cookiebotConsent,
+// shopifyConsent) works with: the tracker's consent(), and a function that stops following the banner.
+import type { Consent, Tracker } from '../../browser/types'
+
+/** What an adapter drives: any object with the tracker's `consent(state)`. */
+export type ConsentTarget = Pick<Tracker, 'consent'>
+
+/** Stops following the banner: listeners removed, the tracker's consent left as it is. */
+export type StopFollowing = () => void
+
+export type { Consent }
