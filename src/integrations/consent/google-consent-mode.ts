@@ -1,0 +1,110 @@
+// Google Consent Mode v2 → the tracker's consent: reads `gtag('consent', 'default' | 'update', {…})`
+// commands from the data layer, those already there and every later push.
+import type { Consent, ConsentTarget, StopFollowing } from './types'
+
+export interface GoogleConsentModeOptions {
+  /** The data layer to follow. Default `window.dataLayer`, created as `[]` if the page has none yet. */
+  dataLayer?: unknown[]
+  /** The consent type that decides. Default `'analytics_storage'`; a shop may choose for example `'personalization_storage'`. */
+  type?: string
+}
+
+/** The commands gtag reads: only real `Arguments` objects, as gtag's `function gtag(){dataLayer.push(arguments)}` pushes them. */
+const isArguments = (entry: unknown): entry is IArguments => Object.prototype.toString.call(entry) == '[object Arguments]'
+
+/**
+ * Follows Google Consent Mode v2 in the page's data layer and drives `tracker.consent()`: the
+ * tracker is `'pending'` at once, `'granted'` or `'denied'` as the chosen consent type
+ * (`analytics_storage` by default) says, and follows every later `update`. Returns a function
+ * that stops following (the tracker's consent stays as it is).
+ *
+ * ```js
+ * googleConsentMode(tracker)
+ * ```
+ *
+ * - Only gtag's own form counts: `gtag('consent', …)` pushes an `Arguments` object. A plain
+ *   array or object pushed to the data layer is ignored, as gtag.js ignores it.
+ * - No consent command yet: the tracker stays `'pending'`. GTM counts a consent type without a
+ *   state as granted (its template API, `addConsentListener`); we don't, because nothing may be
+ *   stored or sent until the banner has answered.
+ * - `default` commands scoped to a `region` list: the browser does not know the visitor's
+ *   country, so each one counts as if it applied here. Any default that says `denied` wins over
+ *   defaults that say `granted` (the cautious reading of "EEA denied, elsewhere granted"), until
+ *   an `update`, which has no region, decides; the last `update` wins, and a `default` after it
+ *   changes nothing, as in gtag.
+ * - Consent that a CMP's GTM template sets through GTM's sandbox APIs (`setDefaultConsentState`,
+ *   `updateConsentState`) never reaches the data layer, so this adapter cannot see it: such a
+ *   shop should use its CMP's own adapter.
+ *
+ * The data layer's `push` is wrapped, chaining to the push that was there (GTM's, or another
+ * script's); a push after ours keeps ours in its chain. Stopping restores the old push if ours is
+ * still the data layer's, else ours only passes the pushes on.
+ */
+export function googleConsentMode(tracker: ConsentTarget, options: GoogleConsentModeOptions = {}): StopFollowing {
+  if (typeof window == 'undefined' && !options.dataLayer) return () => {}
+  const page = globalThis as unknown as { dataLayer?: unknown[] }
+  const dataLayer = options.dataLayer || (page.dataLayer = Array.isArray(page.dataLayer) ? page.dataLayer : [])
+  const type = options.type || 'analytics_storage'
+
+  let denyingDefault = false
+  let grantingDefault = false
+  let updated: Consent | undefined
+  let applied: Consent | undefined
+  let stopped = false
+
+  const apply = (state: Consent) => {
+    if (state == applied || stopped) return
+    applied = state
+    try {
+      tracker.consent(state)
+    } catch {
+      // The tracker's methods never throw; another target's fault stays out of the page's push.
+    }
+  }
+
+  /** Reads one data-layer entry; anything but a consent command for our type changes nothing. */
+  const read = (entry: unknown) => {
+    if (!isArguments(entry) || entry[0] != 'consent') return
+    const [, command, settings] = entry as unknown as [string, unknown, Record<string, unknown> | undefined]
+    const state = settings && typeof settings == 'object' ? settings[type] : undefined
+    if (state != 'granted' && state != 'denied') return
+    if (command == 'update') updated = state as Consent
+    else if (command == 'default') {
+      if (state == 'denied') denyingDefault = true
+      else grantingDefault = true
+    }
+  }
+
+  const decide = () => apply(updated || (denyingDefault ? 'denied' : grantingDefault ? 'granted' : 'pending'))
+
+  /** Reads entries without ever throwing into the page's call to push. */
+  const readAll = (entries: ArrayLike<unknown>) => {
+    try {
+      for (let i = 0; i < entries.length; i++) read(entries[i])
+      decide()
+    } catch {
+      // An entry with a throwing getter (a hostile page) is skipped with the rest of its push.
+    }
+  }
+
+  // Pending at once, before anything is read: from here on nothing is stored or sent without an answer.
+  apply('pending')
+  readAll(dataLayer.slice())
+
+  const previous = dataLayer.push
+  const ours = function (this: unknown, ...entries: unknown[]) {
+    // The old push first, so a command reaches gtag before us; ours runs even if it throws, and
+    // the page's own error is left to the page.
+    try {
+      return previous.apply(this, entries)
+    } finally {
+      if (!stopped) readAll(entries)
+    }
+  }
+  dataLayer.push = ours
+
+  return () => {
+    stopped = true
+    if (dataLayer.push === ours) dataLayer.push = previous
+  }
+}
