@@ -141,9 +141,12 @@ export function createTracker(options: TrackerOptions): Tracker {
       if (granted()) delivery!.wake()
     }),
     reset: guard(() => {
-      // Logout on a shared computer: what the last shopper did leaves under their ids first.
-      flush()
+      // Logout on a shared computer: what the last shopper did leaves under their ids, which
+      // its events already carry. The id cookies go first, so that the request sending them
+      // carries none: a relay on the shop's origin then has no uid to renew, and cannot bring
+      // the last shopper back with its answer (discovery-feedback/relay).
       identity?.forget(true)
+      flush()
     }),
     get user(): User {
       return identity ? identity.user(granted()) : { uid: '', sid: '' }
