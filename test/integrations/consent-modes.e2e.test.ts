@@ -108,7 +108,7 @@ const sentIds = () =>
   servers.collector
     .events()
     .filter((event) => event.event == 'click-item')
-    .map((event) => event.properties.item_id)
+    .map((event) => (event.properties as { item_id: string }).item_id)
 
 /**
  * The three steps on a page whose adapter is set up and whose banner is driven by `grant` and
@@ -124,7 +124,7 @@ async function threeSteps(page: Page, grant: () => Promise<unknown>, withdraw: (
   expect(await ours(page)).toEqual({ cookies: [], storage: [] })
 
   await grant()
-  await waitFor(() => sentIds().includes('before'))
+  await waitFor(() => sentIds().includes('before'), 'the click before at the collector')
   const events = servers.collector.events()
   // The page's view-page and click waited in memory (unless a denied default dropped them).
   if (waited) expect(events.map((event) => event.event)).toEqual(expect.arrayContaining(['view-page', 'click-item']))
@@ -132,7 +132,7 @@ async function threeSteps(page: Page, grant: () => Promise<unknown>, withdraw: (
   expect(events.every((event) => event.user.uid)).toBe(true)
   expect((await ours(page)).cookies.sort()).toEqual(['df_sid', 'df_uid'])
   await click(page, 'granted')
-  await waitFor(() => sentIds().includes('granted'))
+  await waitFor(() => sentIds().includes('granted'), 'the click granted at the collector')
 
   await withdraw()
   await page.waitForFunction(() => !document.cookie.includes('df_'))
@@ -249,13 +249,13 @@ ${scriptTag(false)}`
     await page.goto(servers.origin + '/tcf-stored')
     await page.evaluate((tc) => (window as any).cmpApi.update(tc, false), tcString([1, 8]))
     await click(page, 'stored')
-    await waitFor(() => sentIds().includes('stored'))
+    await waitFor(() => sentIds().includes('stored'), 'the click stored at the collector')
     expect((await ours(page)).cookies.sort()).toEqual(['df_sid', 'df_uid'])
 
     await page.goto(servers.origin + '/tcf-stored?outside-gdpr')
     await page.evaluate(() => (window as any).cmpApi.update(null, false))
     await click(page, 'outside')
-    await waitFor(() => sentIds().includes('outside'))
+    await waitFor(() => sentIds().includes('outside'), 'the click outside at the collector')
     await context.close()
   })
 })
