@@ -1,0 +1,197 @@
+___TERMS_OF_SERVICE___
+
+By creating or modifying this file you agree to Google Tag Manager's Community
+Template Gallery Developer Terms of Service available at
+https://developers.google.com/tag-manager/gallery-tos (or such other URL as
+Google may provide), as modified from time to time.
+
+
+___INFO___
+
+{
+  "type": "TAG",
+  "id": "cvt_temp_public_id",
+  "version": 1,
+  "securityGroups": [],
+  "displayName": "discovery-feedback tracker",
+  "categories": ["ANALYTICS"],
+  "brand": {
+    "id": "discovery_feedback",
+    "displayName": "discovery-feedback"
+  },
+  "description": "Loads the discovery-feedback script tag, creates its tracker with your key and endpoint, and passes GTM's analytics_storage consent on to it. Calls made before it loads wait in its queue.",
+  "containerContexts": ["WEB"]
+}
+
+
+___TEMPLATE_PARAMETERS___
+
+[
+  {
+    "type": "TEXT",
+    "name": "key",
+    "displayName": "API key",
+    "simpleValueType": true,
+    "valueValidators": [{ "type": "NON_EMPTY" }],
+    "help": "Your merchant API key, sent as key in every event."
+  },
+  {
+    "type": "TEXT",
+    "name": "endpoint",
+    "displayName": "Collector URL",
+    "simpleValueType": true,
+    "valueValidators": [{ "type": "NON_EMPTY" }],
+    "help": "Where the batches go: the collector, or your first-party relay, e.g. /df/events."
+  },
+  {
+    "type": "TEXT",
+    "name": "scriptUrl",
+    "displayName": "Script URL",
+    "simpleValueType": true,
+    "defaultValue": "https://unpkg.com/discovery-feedback/dist/discovery-feedback.min.js",
+    "valueValidators": [{ "type": "NON_EMPTY" }],
+    "help": "The script tag's URL. Another host than unpkg.com needs its pattern added to this template's Injects scripts permission."
+  }
+]
+
+
+___SANDBOXED_JS_FOR_WEB_TEMPLATE___
+
+// The tracker's command function, or until the script tag has loaded a queue standing in for it:
+// the same stub README's script tag snippet writes (window.discoveryFeedback.q).
+const createArgumentsQueue = require('createArgumentsQueue');
+const injectScript = require('injectScript');
+const isConsentGranted = require('isConsentGranted');
+const addConsentListener = require('addConsentListener');
+const templateStorage = require('templateStorage');
+
+const discoveryFeedback = createArgumentsQueue('discoveryFeedback', 'discoveryFeedback.q');
+
+// Once per page, however often the tag fires: a second init would be refused by the tracker.
+if (!templateStorage.getItem('started')) {
+  templateStorage.setItem('started', true);
+  // GTM's consent decides: granted stores and sends; anything else keeps events in memory until
+  // it is granted, and a later denial deletes what the tracker kept.
+  discoveryFeedback('init', {
+    key: data.key,
+    endpoint: data.endpoint,
+    consent: isConsentGranted('analytics_storage') ? 'granted' : 'pending'
+  });
+  addConsentListener('analytics_storage', (consentType, granted) => {
+    discoveryFeedback('consent', granted ? 'granted' : 'denied');
+  });
+}
+
+// The cache token loads the script once per page, however often the tag fires.
+injectScript(data.scriptUrl, data.gtmOnSuccess, data.gtmOnFailure, 'discoveryFeedback');
+
+
+___WEB_PERMISSIONS___
+
+[
+  {
+    "instance": {
+      "key": { "publicId": "access_globals", "versionId": "1" },
+      "param": [
+        {
+          "key": "keys",
+          "value": {
+            "type": 2,
+            "listItem": [
+              {
+                "type": 3,
+                "mapKey": [
+                  { "type": 1, "string": "key" },
+                  { "type": 1, "string": "read" },
+                  { "type": 1, "string": "write" },
+                  { "type": 1, "string": "execute" }
+                ],
+                "mapValue": [
+                  { "type": 1, "string": "discoveryFeedback" },
+                  { "type": 8, "boolean": true },
+                  { "type": 8, "boolean": true },
+                  { "type": 8, "boolean": true }
+                ]
+              },
+              {
+                "type": 3,
+                "mapKey": [
+                  { "type": 1, "string": "key" },
+                  { "type": 1, "string": "read" },
+                  { "type": 1, "string": "write" },
+                  { "type": 1, "string": "execute" }
+                ],
+                "mapValue": [
+                  { "type": 1, "string": "discoveryFeedback.q" },
+                  { "type": 8, "boolean": true },
+                  { "type": 8, "boolean": true },
+                  { "type": 8, "boolean": false }
+                ]
+              }
+            ]
+          }
+        }
+      ]
+    },
+    "clientAnnotations": { "isEditedByUser": true },
+    "isRequired": true
+  },
+  {
+    "instance": {
+      "key": { "publicId": "inject_script", "versionId": "1" },
+      "param": [
+        {
+          "key": "urls",
+          "value": {
+            "type": 2,
+            "listItem": [{ "type": 1, "string": "https://unpkg.com/discovery-feedback*" }]
+          }
+        }
+      ]
+    },
+    "clientAnnotations": { "isEditedByUser": true },
+    "isRequired": true
+  },
+  {
+    "instance": {
+      "key": { "publicId": "access_consent", "versionId": "1" },
+      "param": [
+        {
+          "key": "consentTypes",
+          "value": {
+            "type": 2,
+            "listItem": [
+              {
+                "type": 3,
+                "mapKey": [
+                  { "type": 1, "string": "consentType" },
+                  { "type": 1, "string": "read" },
+                  { "type": 1, "string": "write" }
+                ],
+                "mapValue": [
+                  { "type": 1, "string": "analytics_storage" },
+                  { "type": 8, "boolean": true },
+                  { "type": 8, "boolean": false }
+                ]
+              }
+            ]
+          }
+        }
+      ]
+    },
+    "clientAnnotations": { "isEditedByUser": true },
+    "isRequired": true
+  },
+  {
+    "instance": {
+      "key": { "publicId": "access_template_storage", "versionId": "1" },
+      "param": []
+    },
+    "isRequired": true
+  }
+]
+
+
+___TESTS___
+
+scenarios: []
