@@ -57,28 +57,33 @@ ___TEMPLATE_PARAMETERS___
 
 ___SANDBOXED_JS_FOR_WEB_TEMPLATE___
 
-// The tracker's command function, or until the script tag has loaded a queue standing in for it:
-// the same stub README's script tag snippet writes (window.discoveryFeedback.q).
+// Until the script tag has loaded, a queue stands in for its command function: the same stub
+// README's script tag snippet writes (window.discoveryFeedback.q). Every call goes through the
+// global by name (callInWindow), so that once the script has replaced the stub, later calls (a
+// consent change) reach the tracker, not the old queue.
 const createArgumentsQueue = require('createArgumentsQueue');
+const callInWindow = require('callInWindow');
 const injectScript = require('injectScript');
 const isConsentGranted = require('isConsentGranted');
 const addConsentListener = require('addConsentListener');
 const templateStorage = require('templateStorage');
 
-const discoveryFeedback = createArgumentsQueue('discoveryFeedback', 'discoveryFeedback.q');
+createArgumentsQueue('discoveryFeedback', 'discoveryFeedback.q');
 
 // Once per page, however often the tag fires: a second init would be refused by the tracker.
 if (!templateStorage.getItem('started')) {
   templateStorage.setItem('started', true);
   // GTM's consent decides: granted stores and sends; anything else keeps events in memory until
-  // it is granted, and a later denial deletes what the tracker kept.
-  discoveryFeedback('init', {
+  // it is granted, and a later denial deletes what the tracker kept. GTM counts a consent type
+  // that no default set as granted: a shop whose banner does not set Consent Mode's default
+  // (denied) gets a tracker that starts granted (README "Google Tag Manager template").
+  callInWindow('discoveryFeedback', 'init', {
     key: data.key,
     endpoint: data.endpoint,
     consent: isConsentGranted('analytics_storage') ? 'granted' : 'pending'
   });
   addConsentListener('analytics_storage', (consentType, granted) => {
-    discoveryFeedback('consent', granted ? 'granted' : 'denied');
+    callInWindow('discoveryFeedback', 'consent', granted ? 'granted' : 'denied');
   });
 }
 
@@ -144,7 +149,10 @@ ___WEB_PERMISSIONS___
           "key": "urls",
           "value": {
             "type": 2,
-            "listItem": [{ "type": 1, "string": "https://unpkg.com/discovery-feedback*" }]
+            "listItem": [
+              { "type": 1, "string": "https://unpkg.com/discovery-feedback/*" },
+              { "type": 1, "string": "https://unpkg.com/discovery-feedback@*" }
+            ]
           }
         }
       ]

@@ -69,13 +69,19 @@ export function sandboxRunner(path: string): string {
     names.reduce((object, name) => object[name], window)[last] = value
   }
   const apis = {
+    // Google: read and write access to both keys; returns the function created under fnKey
+    // (the stub itself, not the global as it may later be).
     createArgumentsQueue(fnKey, arrayKey) {
-      allowGlobal('createArgumentsQueue', fnKey, 'write')
-      allowGlobal('createArgumentsQueue', fnKey, 'execute')
-      allowGlobal('createArgumentsQueue', arrayKey, 'write')
+      for (const key of [fnKey, arrayKey]) for (const how of ['read', 'write']) allowGlobal('createArgumentsQueue', key, how)
       if (typeof at(fnKey) != 'function') setAt(fnKey, function () { at(arrayKey).push(arguments) })
       if (!Array.isArray(at(arrayKey))) setAt(arrayKey, at(arrayKey) || [])
-      return (...args) => at(fnKey)(...args)
+      return at(fnKey)
+    },
+    // Google: execute access to the function's key; calls what the global is now.
+    callInWindow(path, ...args) {
+      allowGlobal('callInWindow', path, 'execute')
+      const fn = at(path)
+      return typeof fn == 'function' ? fn(...args) : undefined
     },
     injectScript(url, onSuccess, onFailure, cacheToken) {
       const urls = (permissions.inject_script || {}).urls || []

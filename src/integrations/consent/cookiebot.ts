@@ -30,7 +30,11 @@ export function cookiebotConsent(tracker: ConsentTarget, options: CookiebotOptio
   const set = (next: Consent) => {
     if (stopped || next == last) return
     last = next
-    tracker.consent(next)
+    try {
+      tracker.consent(next)
+    } catch {
+      // The tracker's methods never throw; another target's fault stays out of the banner's code.
+    }
   }
   set('pending')
   if (typeof window == 'undefined') return () => {}

@@ -28,10 +28,11 @@ const isArguments = (entry: unknown): entry is IArguments => Object.prototype.to
  *   state as granted (its template API, `addConsentListener`); we don't, because nothing may be
  *   stored or sent until the banner has answered.
  * - `default` commands scoped to a `region` list: the browser does not know the visitor's
- *   country, so each one counts as if it applied here. Any default that says `denied` wins over
- *   defaults that say `granted` (the cautious reading of "EEA denied, elsewhere granted"), until
- *   an `update`, which has no region, decides; the last `update` wins, and a `default` after it
- *   changes nothing, as in gtag.
+ *   country, so each one counts as if it applied here. A default that says `denied` keeps the
+ *   tracker pending (the cautious reading of "EEA denied, elsewhere granted"): it is no answer,
+ *   and the banner's `update` is still to come. Only defaults that all grant make it granted.
+ *   An `update`, which has no region, decides; the last one wins, and a `default` after it
+ *   changes nothing, as in gtag. `denied` comes only from an `update`.
  * - Consent that a CMP's GTM template sets through GTM's sandbox APIs (`setDefaultConsentState`,
  *   `updateConsentState`) never reaches the data layer, so this adapter cannot see it: such a
  *   shop should use its CMP's own adapter.
@@ -40,14 +41,29 @@ const isArguments = (entry: unknown): entry is IArguments => Object.prototype.to
  * script's); a push after ours keeps ours in its chain. Stopping restores the old push if ours is
  * still the data layer's, else ours only passes the pushes on.
  */
+/** Pending, for a page whose data layer cannot be followed. */
+function apply0(tracker: ConsentTarget) {
+  try {
+    tracker.consent('pending')
+  } catch {
+    // As in apply(): never into the page.
+  }
+}
+
 export function googleConsentMode(tracker: ConsentTarget, options: GoogleConsentModeOptions = {}): StopFollowing {
   if (typeof window == 'undefined' && !options.dataLayer) return () => {}
   const page = globalThis as unknown as { dataLayer?: unknown[] }
-  const dataLayer = options.dataLayer || (page.dataLayer = Array.isArray(page.dataLayer) ? page.dataLayer : [])
+  // A data layer that is something else than an array is the page's own business: left alone,
+  // and the tracker stays pending.
+  if (!options.dataLayer && page.dataLayer !== undefined && !Array.isArray(page.dataLayer)) {
+    apply0(tracker)
+    return () => {}
+  }
+  const dataLayer = options.dataLayer || (page.dataLayer ||= [])
   const type = options.type || 'analytics_storage'
 
-  let denyingDefault = false
-  let grantingDefault = false
+  let defaultGrants = true
+  let defaulted = false
   let updated: Consent | undefined
   let applied: Consent | undefined
   let stopped = false
@@ -70,12 +86,15 @@ export function googleConsentMode(tracker: ConsentTarget, options: GoogleConsent
     if (state != 'granted' && state != 'denied') return
     if (command == 'update') updated = state as Consent
     else if (command == 'default') {
-      if (state == 'denied') denyingDefault = true
-      else grantingDefault = true
+      defaulted = true
+      if (state == 'denied') defaultGrants = false
     }
   }
 
-  const decide = () => apply(updated || (denyingDefault ? 'denied' : grantingDefault ? 'granted' : 'pending'))
+  // A default that denies is no answer yet: the banner that set it is still to ask, and the
+  // tracker waits (pending) instead of deleting the shopper's ids on every page before the
+  // banner's update grants again. Only an update denies.
+  const decide = () => apply(updated || (defaulted && defaultGrants ? 'granted' : 'pending'))
 
   /** Reads entries without ever throwing into the page's call to push. */
   const readAll = (entries: ArrayLike<unknown>) => {

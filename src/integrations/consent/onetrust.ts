@@ -53,7 +53,11 @@ export function oneTrustConsent(tracker: ConsentTarget, options: OneTrustOptions
   const set = (next: Consent) => {
     if (stopped || next == last) return
     last = next
-    tracker.consent(next)
+    try {
+      tracker.consent(next)
+    } catch {
+      // The tracker's methods never throw; another target's fault stays out of the banner's code.
+    }
   }
   set('pending')
   if (typeof window == 'undefined') return () => {}

@@ -42,7 +42,11 @@ export function shopifyConsent(tracker: ConsentTarget, options: ShopifyConsentOp
   const set = (next: Consent) => {
     if (stopped || next == last) return
     last = next
-    tracker.consent(next)
+    try {
+      tracker.consent(next)
+    } catch {
+      // The tracker's methods never throw; another target's fault stays out of the banner's code.
+    }
   }
   set('pending')
   if (typeof window == 'undefined') return () => {}
