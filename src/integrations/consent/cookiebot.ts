@@ -1,6 +1,7 @@
 // Cookiebot: the tracker's consent from `Cookiebot.consent` and its window events
 // (www.cookiebot.com/en/developer/).
-import type { Consent, ConsentTarget, StopFollowing } from './types'
+import { consentDriver } from './driver'
+import type { ConsentTarget, StopFollowing } from './types'
 
 export interface CookiebotOptions {
   /** The Cookiebot category that covers analytics: `'statistics'` by default. */
@@ -25,17 +26,8 @@ const EVENTS = ['CookiebotOnConsentReady', 'CookiebotOnAccept', 'CookiebotOnDecl
  */
 export function cookiebotConsent(tracker: ConsentTarget, options: CookiebotOptions = {}): StopFollowing {
   const category = options.category ?? 'statistics'
-  let last: Consent | undefined
-  let stopped = false
-  const set = (next: Consent) => {
-    if (stopped || next == last) return
-    last = next
-    try {
-      tracker.consent(next)
-    } catch {
-      // The tracker's methods never throw; another target's fault stays out of the banner's code.
-    }
-  }
+  const driver = consentDriver(tracker)
+  const set = driver.set
   set('pending')
   if (typeof window == 'undefined') return () => {}
   const page = window as unknown as CookiebotWindow
@@ -55,7 +47,7 @@ export function cookiebotConsent(tracker: ConsentTarget, options: CookiebotOptio
   // Loaded before us: its events have passed, so read what it holds now.
   update()
   return () => {
-    stopped = true
+    driver.stop()
     for (const name of EVENTS) window.removeEventListener(name, update)
   }
 }

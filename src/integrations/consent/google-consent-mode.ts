@@ -1,5 +1,6 @@
 // Google Consent Mode v2 → the tracker's consent: reads `gtag('consent', 'default' | 'update', {…})`
 // commands from the data layer, those already there and every later push.
+import { consentDriver } from './driver'
 import type { Consent, ConsentTarget, StopFollowing } from './types'
 
 export interface GoogleConsentModeOptions {
@@ -41,22 +42,13 @@ const isArguments = (entry: unknown): entry is IArguments => Object.prototype.to
  * script's); a push after ours keeps ours in its chain. Stopping restores the old push if ours is
  * still the data layer's, else ours only passes the pushes on.
  */
-/** Pending, for a page whose data layer cannot be followed. */
-function apply0(tracker: ConsentTarget) {
-  try {
-    tracker.consent('pending')
-  } catch {
-    // As in apply(): never into the page.
-  }
-}
-
 export function googleConsentMode(tracker: ConsentTarget, options: GoogleConsentModeOptions = {}): StopFollowing {
   if (typeof window == 'undefined' && !options.dataLayer) return () => {}
   const page = globalThis as unknown as { dataLayer?: unknown[] }
   // A data layer that is something else than an array is the page's own business: left alone,
   // and the tracker stays pending.
   if (!options.dataLayer && page.dataLayer !== undefined && !Array.isArray(page.dataLayer)) {
-    apply0(tracker)
+    consentDriver(tracker).set('pending')
     return () => {}
   }
   const dataLayer = options.dataLayer || (page.dataLayer ||= [])
@@ -65,18 +57,9 @@ export function googleConsentMode(tracker: ConsentTarget, options: GoogleConsent
   let defaultGrants = true
   let defaulted = false
   let updated: Consent | undefined
-  let applied: Consent | undefined
-  let stopped = false
+  const driver = consentDriver(tracker)
 
-  const apply = (state: Consent) => {
-    if (state == applied || stopped) return
-    applied = state
-    try {
-      tracker.consent(state)
-    } catch {
-      // The tracker's methods never throw; another target's fault stays out of the page's push.
-    }
-  }
+  const apply = driver.set
 
   /** Reads one data-layer entry; anything but a consent command for our type changes nothing. */
   const read = (entry: unknown) => {
@@ -117,13 +100,13 @@ export function googleConsentMode(tracker: ConsentTarget, options: GoogleConsent
     try {
       return previous.apply(this, entries)
     } finally {
-      if (!stopped) readAll(entries)
+      if (!driver.stopped) readAll(entries)
     }
   }
   dataLayer.push = ours
 
   return () => {
-    stopped = true
+    driver.stop()
     if (dataLayer.push === ours) dataLayer.push = previous
   }
 }

@@ -1,5 +1,6 @@
 // OneTrust: the tracker's consent from the groups the visitor left active (OneTrust's JavaScript
 // events guide, developer.onetrust.com/onetrust/docs/javascript-events-guide).
+import { consentDriver } from './driver'
 import type { Consent, ConsentTarget, StopFollowing } from './types'
 
 export interface OneTrustOptions {
@@ -47,18 +48,9 @@ const attempt = <T>(read: () => T): T | undefined => {
  */
 export function oneTrustConsent(tracker: ConsentTarget, options: OneTrustOptions = {}): StopFollowing {
   const category = options.category ?? 'C0002'
-  let last: Consent | undefined
-  let stopped = false
+  const driver = consentDriver(tracker)
   let hooked: OneTrustSdk | undefined
-  const set = (next: Consent) => {
-    if (stopped || next == last) return
-    last = next
-    try {
-      tracker.consent(next)
-    } catch {
-      // The tracker's methods never throw; another target's fault stays out of the banner's code.
-    }
-  }
+  const set = driver.set
   set('pending')
   if (typeof window == 'undefined') return () => {}
   const page = window as unknown as OneTrustWindow
@@ -77,7 +69,7 @@ export function oneTrustConsent(tracker: ConsentTarget, options: OneTrustOptions
   }
 
   const update = (event?: { detail?: unknown }) => {
-    if (stopped) return
+    if (driver.stopped) return
     set(read(event?.detail))
     // OnConsentChanged exists once the SDK has loaded, which its OneTrustGroupsUpdated announces.
     const sdk = page.OneTrust
@@ -93,7 +85,7 @@ export function oneTrustConsent(tracker: ConsentTarget, options: OneTrustOptions
   // Loaded before us: its load event has passed, so read what it holds now.
   update()
   return () => {
-    stopped = true
+    driver.stop()
     window.removeEventListener('OneTrustGroupsUpdated', onGroups)
   }
 }

@@ -1,7 +1,8 @@
 // Shopify's storefront Customer Privacy API: the tracker's consent from the visitor's analytics
 // choice (shopify.dev/docs/api/customer-privacy). The app pixel reads the same choice through
 // the pixel API (src/shopify/consent.ts).
-import type { Consent, ConsentTarget, StopFollowing } from './types'
+import { consentDriver } from './driver'
+import type { ConsentTarget, StopFollowing } from './types'
 
 export interface ShopifyConsentOptions {
   /**
@@ -37,17 +38,8 @@ type ShopifyWindow = {
  * Loads the API with `Shopify.loadFeatures` when it is missing. Returns a function that stops following.
  */
 export function shopifyConsent(tracker: ConsentTarget, options: ShopifyConsentOptions = {}): StopFollowing {
-  let last: Consent | undefined
-  let stopped = false
-  const set = (next: Consent) => {
-    if (stopped || next == last) return
-    last = next
-    try {
-      tracker.consent(next)
-    } catch {
-      // The tracker's methods never throw; another target's fault stays out of the banner's code.
-    }
-  }
+  const driver = consentDriver(tracker)
+  const set = driver.set
   set('pending')
   if (typeof window == 'undefined') return () => {}
   const page = window as unknown as ShopifyWindow
@@ -82,14 +74,14 @@ export function shopifyConsent(tracker: ConsentTarget, options: ShopifyConsentOp
     try {
       page.Shopify?.loadFeatures?.([{ name: 'consent-tracking-api', version: '0.1' }], (error) => {
         // Not loaded: nothing can be known, the tracker stays pending.
-        if (!error && !stopped) read()
+        if (!error && !driver.stopped) read()
       })
     } catch {
       // Not loaded; a later visitorConsentCollected can still settle it.
     }
   }
   return () => {
-    stopped = true
+    driver.stop()
     document.removeEventListener('visitorConsentCollected', collected)
     document.removeEventListener('shopifyCustomerPrivacyApiLoaded', loaded)
   }

@@ -1,4 +1,5 @@
 // IAB TCF v2.2 → the tracker's consent, through the page's CMP API (`window.__tcfapi`).
+import { consentDriver } from './driver'
 import type { Consent, ConsentTarget, StopFollowing } from './types'
 
 export interface TcfOptions {
@@ -63,21 +64,12 @@ export function tcfConsent(tracker: ConsentTarget, options: TcfOptions = {}): St
   const source = options.source || 'purpose'
   const timeout = options.timeout ?? 10000
 
-  let applied: Consent | undefined
-  let stopped = false
+  const driver = consentDriver(tracker)
   let listenerId: number | undefined
   let api: TcfApi | undefined
   let poll: ReturnType<typeof setInterval> | undefined
 
-  const apply = (state: Consent) => {
-    if (state == applied || stopped) return
-    applied = state
-    try {
-      tracker.consent(state)
-    } catch {
-      // The tracker's methods never throw; another target's fault stays out of the CMP's callback.
-    }
-  }
+  const apply = driver.set
 
   const decide = (data: TCData): Consent | undefined => {
     if (data.gdprApplies === false) return 'granted'
@@ -100,9 +92,9 @@ export function tcfConsent(tracker: ConsentTarget, options: TcfOptions = {}): St
     if (listenerId == null && typeof data.listenerId == 'number') {
       listenerId = data.listenerId
       // Stopped before the CMP answered: remove the listener now that it can be named.
-      if (stopped) return remove()
+      if (driver.stopped) return remove()
     }
-    if (stopped) return
+    if (driver.stopped) return
     const state = decide(data)
     if (state) apply(state)
   }
@@ -131,8 +123,8 @@ export function tcfConsent(tracker: ConsentTarget, options: TcfOptions = {}): St
   }
 
   return () => {
-    if (stopped) return
-    stopped = true
+    if (driver.stopped) return
+    driver.stop()
     clearInterval(poll)
     remove()
   }
