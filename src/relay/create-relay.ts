@@ -1,5 +1,5 @@
 import { nanoid } from 'nanoid'
-import { OUR_ID, UID_COOKIE } from '../shared/ids'
+import { uidFromCookieHeader, uidSetCookie } from '../shared/uid-cookie'
 import { clientAddress } from './client-address'
 import { checkEnvelope, KEY_INVALID, KEY_MISSING } from './envelopes'
 import { memoryStore } from './memory-store'
@@ -45,14 +45,6 @@ async function readLimited(request: Request, limit: number): Promise<string | nu
   return new TextDecoder().decode(bytes)
 }
 
-/** The value of one cookie of a Cookie header, if it is one of our ids. */
-function ourCookie(header: string | null, name: string) {
-  for (const part of (header || '').split(';')) {
-    const [key, value] = part.trim().split('=')
-    if (key == name && value && OUR_ID.test(value)) return value
-  }
-}
-
 /**
  * Creates a relay: the collector protocol (README "Collector protocol") on Web standards, for a
  * shop to run on its own domain in front of the service. For each batch it checks the keys and
@@ -95,16 +87,12 @@ export function createRelay(options: RelayOptions): Relay {
    * deleted them (logout, consent withdrawn), sends none.
    */
   const setCookie = (request: Request): Record<string, string> => {
-    const uid = ourCookie(request.headers.get('cookie'), UID_COOKIE)
+    const uid = uidFromCookieHeader(request.headers.get('cookie'))
     if (!cookie || !uid) return {}
-    const days = Math.min(cookie.days || 400, 400)
     // Secure where the shopper's connection is https, also when a proxy in front ended TLS (a
     // forged header would only make the shopper's own browser refuse the cookie).
     const secure = cookie.secure ?? (new URL(request.url).protocol == 'https:' || request.headers.get('x-forwarded-proto') == 'https')
-    return {
-      'set-cookie':
-        `${UID_COOKIE}=${uid}; Path=/; Max-Age=${days * 86400}; SameSite=Lax` + (cookie.domain ? '; Domain=' + cookie.domain : '') + (secure ? '; Secure' : '')
-    }
+    return { 'set-cookie': uidSetCookie(uid, { domain: cookie.domain, secure, days: cookie.days }) }
   }
 
   async function handleBatch(request: Request, info: RequestInfo | undefined, headers: Record<string, string>): Promise<Response> {

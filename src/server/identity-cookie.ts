@@ -1,5 +1,5 @@
 import { nanoid } from 'nanoid'
-import { OUR_ID, UID_COOKIE } from '../shared/ids'
+import { uidFromCookieHeader, uidSetCookie } from '../shared/uid-cookie'
 
 /** Settings of the identity cookie a shop's server writes. */
 export interface IdentityCookieOptions {
@@ -9,20 +9,6 @@ export interface IdentityCookieOptions {
   secure?: boolean
   /** Lifetime in days; browsers keep at most 400. Default 400. */
   days?: number
-}
-
-function readCookie(header: unknown, name: string): string | undefined {
-  // Anything but a string (a header array, a number) counts as no cookie.
-  for (const part of (typeof header == 'string' ? header : '').split(';')) {
-    const [key, ...value] = part.trim().split('=')
-    if (key == name) {
-      try {
-        return decodeURIComponent(value.join('='))
-      } catch {
-        return undefined
-      }
-    }
-  }
 }
 
 /**
@@ -37,12 +23,7 @@ function readCookie(header: unknown, name: string): string | undefined {
  * response.setHeader('Set-Cookie', setCookie)
  */
 export function identityCookie(cookieHeader: unknown, options: IdentityCookieOptions = {}): { uid: string; setCookie: string } {
-  const found = readCookie(cookieHeader, UID_COOKIE)
-  const uid = found && OUR_ID.test(found) ? found : nanoid()
-  const days = Math.min(options.days || 400, 400)
-  const setCookie =
-    `${UID_COOKIE}=${uid}; Path=/; Max-Age=${days * 86400}; SameSite=Lax` +
-    (options.domain ? '; Domain=' + options.domain : '') +
-    (options.secure === false ? '' : '; Secure')
+  const uid = uidFromCookieHeader(cookieHeader) || nanoid()
+  const setCookie = uidSetCookie(uid, { domain: options.domain, secure: options.secure !== false, days: options.days })
   return { uid, setCookie }
 }
