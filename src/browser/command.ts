@@ -1,5 +1,5 @@
 import type { EventName, EventProperties, User } from '../shared/types'
-import { attempt } from './attempt'
+import { attempt } from '../shared/attempt'
 import type { CommandFunction, Consent, Tracker, TrackerOptions } from './types'
 
 /** A call as a page makes it: a command and its arguments, not yet checked. */

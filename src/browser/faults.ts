@@ -1,9 +1,9 @@
 import type { Reason } from './delivery'
-import { feedbackError } from '../shared/error'
+import { asFeedbackError, feedbackError } from '../shared/error'
 import type { Entry } from './outbox'
 import type { FeedbackError } from '../shared/types'
 import type { Stats, TrackerOptions } from './types'
-import { attempt } from './attempt'
+import { attempt } from '../shared/attempt'
 
 const WHY: Record<Reason, string> = {
   too_large: 'too large for a request',
@@ -38,14 +38,6 @@ export function createFaults({ onError, strict }: TrackerOptions, broken?: Feedb
         (one ? 'event' : entries.length + ' events') + ' dropped: ' + WHY[reason] + (detail ? ', ' + detail : '')
       )
     )
-  }
-
-  /** What a caller's data threw, as a FeedbackError. Reading it may throw too (a getter, a toString that throws). */
-  const asFeedbackError = (caught: unknown): FeedbackError => {
-    if (attempt(() => (caught as FeedbackError).name == 'FeedbackError')) return caught as FeedbackError
-    // A symbol has no text to add to a string: its type is named instead.
-    const text = attempt(() => '' + caught) ?? typeof caught + ' thrown'
-    return feedbackError(undefined, undefined, 'failed: ' + text)
   }
 
   /**

@@ -3,7 +3,7 @@ import { nanoid } from 'nanoid'
 import { OUR_ID, SID_COOKIE, UID_COOKIE } from '../shared/ids'
 import type { TrackerOptions } from './types'
 import type { User } from '../shared/types'
-import { attempt } from './attempt'
+import { attempt } from '../shared/attempt'
 
 const MINUTE = 60000
 // Browsers cap cookie lifetimes at 400 days (RFC 6265bis, "The Max-Age Attribute"); asking for

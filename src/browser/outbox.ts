@@ -2,7 +2,7 @@ import { nanoid } from 'nanoid'
 import { jsonOf, type Packed } from '../shared/batch'
 import type { Unidentified } from '../shared/envelope'
 import type { Envelope } from '../shared/types'
-import { attempt } from './attempt'
+import { attempt } from '../shared/attempt'
 
 /**
  * A queued event: without its user while consent is pending (Unidentified). `wire` is its JSON

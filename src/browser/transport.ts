@@ -1,4 +1,4 @@
-import { attempt } from './attempt'
+import { attempt } from '../shared/attempt'
 
 /**
  * Hands a body to the browser to send even after the page is gone. False when it is missing

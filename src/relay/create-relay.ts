@@ -1,4 +1,5 @@
 import { nanoid } from 'nanoid'
+import { attempt } from '../shared/attempt'
 import { uidFromCookieHeader, uidSetCookie } from '../shared/uid-cookie'
 import { clientAddress } from './client-address'
 import { checkEnvelope, KEY_INVALID, KEY_MISSING } from './envelopes'
@@ -63,13 +64,8 @@ export function createRelay(options: RelayOptions): Relay {
   const addresses = clientAddress(options)
   const cookie = options.cookie === false ? undefined : options.cookie || {}
 
-  const report = (error: unknown) => {
-    try {
-      options.onError?.(error as Error)
-    } catch {
-      // A failing handler must not turn one fault into two.
-    }
-  }
+  // A failing handler must not turn one fault into two.
+  const report = (error: unknown) => attempt(() => options.onError?.(error as Error))
 
   /** CORS headers for a request's Origin: its own origin needs none; others only if listed. */
   const cors = (request: Request): Record<string, string> => {

@@ -1,4 +1,5 @@
-import { feedbackError } from '../shared/error'
+import { attempt } from '../shared/attempt'
+import { asFeedbackError, feedbackError } from '../shared/error'
 import type { FeedbackError } from '../shared/types'
 import type { ShopifyOptions, ShopifyStats } from './types'
 
@@ -13,28 +14,8 @@ export function createPixelFaults(options: ShopifyOptions) {
   const report = (error: FeedbackError) => {
     // Neither a console that throws nor a failing handler may turn one fault into two, or
     // keep the other from hearing it.
-    try {
-      console.error(error.message)
-    } catch {
-      // No console to tell.
-    }
-    try {
-      options?.onError?.(error)
-    } catch {
-      // The shop's handler failed; the fault was shown in the console.
-    }
-  }
-
-  /** What was thrown, as a FeedbackError: anything at all may be thrown, a string or undefined too. */
-  const asFeedbackError = (caught: unknown): FeedbackError => {
-    if (caught instanceof Error && caught.name == 'FeedbackError') return caught as FeedbackError
-    let text: string
-    try {
-      text = String(caught)
-    } catch {
-      text = typeof caught + ' thrown'
-    }
-    return feedbackError(undefined, undefined, 'failed: ' + text)
+    attempt(() => console.error(error.message))
+    attempt(() => options?.onError?.(error))
   }
 
   return {

@@ -1,3 +1,4 @@
+import { attempt } from '../../shared/attempt'
 import type { Consent, ConsentTarget } from './types'
 
 /**
@@ -12,11 +13,8 @@ export function consentDriver(tracker: ConsentTarget) {
     set(next: Consent) {
       if (stopped || next == last) return
       last = next
-      try {
-        tracker.consent(next)
-      } catch {
-        // The tracker's methods never throw; another target's fault stays out of the banner's code.
-      }
+      // The tracker's methods never throw; another target's fault stays out of the banner's code.
+      attempt(() => tracker.consent(next))
     },
     stop() {
       stopped = true
