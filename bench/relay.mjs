@@ -113,7 +113,7 @@ async function startRelay(env) {
   return { child, url: `http://127.0.0.1:${port}/collect` }
 }
 
-async function measure(store, redis, run, window) {
+async function measure(store, redis, run, plannedSeconds) {
   const dir = mkdtempSync(join(tmpdir(), 'relay-bench-'))
   const file = join(dir, 'events.ndjson')
   const relay = await startRelay({ SINK: 'file', SINK_FILE: file, ...(store == 'redis' ? { REDIS_URL: redis.url } : {}) })
@@ -132,7 +132,7 @@ async function measure(store, redis, run, window) {
   // A second of warm-up (JIT, connections), then the measured window.
   const warm = await load(`r${run}w`, Date.now() + 1000)
   const before = { relay: cpuSeconds(relay.child.pid), redis: redis && cpuSeconds(redis.child.pid), at: performance.now() }
-  const results = await load(`r${run}m`, Date.now() + window * 1000)
+  const results = await load(`r${run}m`, Date.now() + plannedSeconds * 1000)
   const seconds = (performance.now() - before.at) / 1000
   const relayCpu = cpuSeconds(relay.child.pid) - before.relay
   const redisCpu = redis && store == 'redis' ? cpuSeconds(redis.child.pid) - before.redis : 0

@@ -74,9 +74,8 @@ function format(bytes: number[]) {
 /** An address as a proxy may write it: with a port (192.0.2.1:51234, [2001:db8::1]:51234) or in brackets. */
 const withoutPort = (hop: string) => hop.replace(/^\[([^\]]+)\](?::\d+)?$/, '$1').replace(/^(\d+\.\d+\.\d+\.\d+):\d+$/, '$1')
 
-/** The addresses a Forwarded header (RFC 7239) lists as `for=`, in order. */
-const forwardedFor = (header: string) =>
-  [...header.matchAll(/for="?\[?([^\]";,]+)\]?(?::\d+)?"?/gi)].map(([, address]) => address.replace(/:\d+$/, (port) => (address.includes('.') ? '' : port)))
+/** The node of each `for=` of a Forwarded header (RFC 7239), in order, as written: quoted or not, with its port if any (withoutPort takes it off). */
+const forwardedFor = (header: string) => [...header.matchAll(/for=(?:"([^"]*)"|([^;,\s]*))/gi)].map(([, quoted, bare]) => quoted ?? bare)
 
 export interface AddressOptions {
   trustProxy?: number | string[]

@@ -85,8 +85,8 @@ export function connectShopify(api: PixelApi, options: ShopifyOptions): ShopifyC
       const { uid, sid } = await identity.user()
       const user = { uid, sid, ua: context.navigator.userAgent, lang: [...context.navigator.languages] }
       // t_client is when the shopper did it, as Shopify stamped it, not when the cookies answered.
-      const event_ = envelope(event, properties, settings.key, user)
-      delivery.add({ event: { ...event_, t_client: Date.parse(timestamp) || event_.t_client } }, event == 'purchase')
+      const made = envelope(event, properties, settings.key, user)
+      delivery.add({ event: { ...made, t_client: Date.parse(timestamp) || made.t_client } }, event == 'purchase')
     })
 
   /** The way of every event: the rules, then consent, then delivery. Throws a FeedbackError naming the event, the field and the rule. */
