@@ -25,7 +25,12 @@ async function bundleAdapters() {
     plugins: [
       { name: 'entry', resolveId: (id) => (id == entry ? id : null), load: (id) => (id == entry ? source : null) },
       nodeResolve({ browser: true, extensions: ['.ts', '.js'] }),
-      typescript({ declaration: false, noEmitOnError: false, include: [join(dir, '*.ts')], compilerOptions: { outDir: undefined, rootDir: undefined } })
+      typescript({
+        declaration: false,
+        noEmitOnError: false,
+        include: [join(process.cwd(), 'src/**/*.ts')],
+        compilerOptions: { outDir: undefined, rootDir: undefined }
+      })
     ],
     onwarn: (warning) => {
       // Type errors are tsc's to report; anything else in bundling is a fault of the test.
