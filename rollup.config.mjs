@@ -61,6 +61,7 @@ export default [
   declarations('relay'),
   scriptTag('src/script-tags/discovery-client.ts', 'dist/discovery-feedback-client.min.js'),
   scriptTag('src/script-tags/declarative.ts', 'dist/discovery-feedback-declarative.min.js'),
+  scriptTag('src/script-tags/data-layer.ts', 'dist/discovery-feedback-datalayer.min.js'),
   scriptTag('src/script-tags/tracker.ts', 'dist/discovery-feedback.min.js'),
   // Not a script tag: the bundle a Shopify custom pixel pastes (bin/custom-pixel.mjs).
   scriptTag('src/script-tags/shopify.ts', 'dist/discovery-feedback-shopify.min.js', 'discoveryFeedbackShopify')

@@ -19,7 +19,7 @@ ___INFO___
     "id": "discovery_feedback",
     "displayName": "discovery-feedback"
   },
-  "description": "Loads the discovery-feedback script tag, creates its tracker with your key and endpoint, and passes GTM's analytics_storage consent on to it. Calls made before it loads wait in its queue.",
+  "description": "Loads the discovery-feedback script tag, creates its tracker with your key and endpoint, passes GTM's analytics_storage consent on to it, and can bridge the GA4 data layer. Calls made before it loads wait in its queue.",
   "containerContexts": ["WEB"]
 }
 
@@ -51,6 +51,24 @@ ___TEMPLATE_PARAMETERS___
     "defaultValue": "https://unpkg.com/discovery-feedback/dist/discovery-feedback.min.js",
     "valueValidators": [{ "type": "NON_EMPTY" }],
     "help": "The script tag's URL. Another host than unpkg.com needs its pattern added to this template's Injects scripts permission."
+  },
+  {
+    "type": "CHECKBOX",
+    "name": "bridgeDataLayer",
+    "checkboxText": "Bridge the GA4 data layer: purchase, select_item, view_item and the cart events become the tracker's events",
+    "simpleValueType": true,
+    "defaultValue": true,
+    "help": "Loads the data-layer bridge before the tracker, so that GA4 e-commerce events pushed to the dataLayer are sent without code (README \"GA4 data layer\"). Leave it off if your pages track these events themselves."
+  },
+  {
+    "type": "TEXT",
+    "name": "bridgeUrl",
+    "displayName": "Data-layer bridge URL",
+    "simpleValueType": true,
+    "defaultValue": "https://unpkg.com/discovery-feedback/dist/discovery-feedback-datalayer.min.js",
+    "valueValidators": [{ "type": "NON_EMPTY" }],
+    "enablingConditions": [{ "paramName": "bridgeDataLayer", "paramValue": true, "type": "EQUALS" }],
+    "help": "The bridge's URL, from the same place as the script tag."
   }
 ]
 
@@ -88,7 +106,15 @@ if (!templateStorage.getItem('started')) {
 }
 
 // The cache token loads the script once per page, however often the tag fires.
-injectScript(data.scriptUrl, data.gtmOnSuccess, data.gtmOnFailure, 'discoveryFeedback');
+const loadTracker = () => injectScript(data.scriptUrl, data.gtmOnSuccess, data.gtmOnFailure, 'discoveryFeedback');
+if (data.bridgeDataLayer) {
+  // The bridge first, then the tracker: the bridge reads the GA4 events pushed so far while the
+  // tracker has not loaded, so a product page's view_item names the page's first view-page
+  // instead of coming after it. If the bridge cannot load, the tracker still does.
+  injectScript(data.bridgeUrl, loadTracker, loadTracker, 'discoveryFeedbackDataLayer');
+} else {
+  loadTracker();
+}
 
 
 ___WEB_PERMISSIONS___

@@ -67,3 +67,26 @@ export function createCommandFunction(createTracker: (options: TrackerOptions) =
   const discoveryFeedback: CommandFunction = Object.assign(call, { createTracker })
   return { discoveryFeedback, call }
 }
+
+/** The page's `discoveryFeedback` as an add-on sees it: the README's stub with its queue, or the tracker's command function. */
+export type PageCommand = ((...args: unknown[]) => void) & Partial<Pick<CommandFunction, 'tracker' | 'createTracker'>> & { q?: ArrayLike<unknown>[] }
+
+/**
+ * For the add-on script tags (declarative, data layer), which send through the page's command
+ * function so that they may load before or after the tracker: the function under the global
+ * name, with the README's stub installed first for a page that has none yet (or whose global is
+ * taken by something else, such as an element with that id). The name is read at each call: a
+ * stub captured once would queue into an array nobody reads after the tracker has replaced it.
+ */
+export function pageCommand(page: { discoveryFeedback?: unknown }): () => PageCommand {
+  if (typeof page.discoveryFeedback != 'function') {
+    const stub: PageCommand = function () {
+      // eslint-disable-next-line prefer-rest-params -- the stub keeps `arguments` objects, as the README's does
+      ;(stub.q as unknown[]).push(arguments)
+    }
+    // Made at once, not at the first call: a page may freeze the stub before it calls it.
+    stub.q = []
+    page.discoveryFeedback = stub
+  }
+  return () => page.discoveryFeedback as PageCommand
+}

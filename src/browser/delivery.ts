@@ -61,7 +61,13 @@ export function createDelivery(
   const backoff = createBackoff({ probeFirst: false })
   // Requests in flight, each with the keepalive bytes it holds (none for an ordinary fetch).
   const inFlight = new Map<object, number>()
-  const keepaliveBytes = () => [...inFlight.values()].reduce((sum, bytes) => sum + bytes, 0)
+  // A loop, not reduce(): Prototype.js 1.6 replaces Array.prototype.reduce with a function that
+  // ignores its arguments, and keepalive would never be used on such pages.
+  const keepaliveBytes = () => {
+    let sum = 0
+    for (const bytes of inFlight.values()) sum += bytes
+    return sum
+  }
   let timer: ReturnType<typeof setTimeout> | undefined
   let due = Infinity
   let adoptedAt = 0

@@ -1,9 +1,8 @@
 import type { Reason } from './delivery'
-import { asFeedbackError, feedbackError } from '../shared/error'
+import { asFeedbackError, feedbackError, reporter } from '../shared/error'
 import type { Entry } from './outbox'
 import type { FeedbackError } from '../shared/types'
 import type { Stats, TrackerOptions } from './types'
-import { attempt } from '../shared/attempt'
 
 const WHY: Record<Reason, string> = {
   too_large: 'too large for a request',
@@ -21,11 +20,7 @@ const WHY: Record<Reason, string> = {
 export function createFaults({ onError, strict }: TrackerOptions, broken?: FeedbackError) {
   const dropped: Stats['dropped'] = { invalid: 0, too_large: 0, rejected: 0, overflow: 0, expired: 0 }
 
-  const report = (error: FeedbackError) => {
-    // Neither a console that a page replaced nor a failing handler may turn one fault into two.
-    attempt(() => console.error(error.message))
-    attempt(() => onError?.(error))
-  }
+  const report = reporter(onError)
 
   /** Events given up after they were accepted: counted by reason and reported. */
   const drop = (entries: Entry[], reason: Reason, detail?: string) => {

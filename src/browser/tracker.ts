@@ -10,7 +10,7 @@ import { createIdentity } from './identity'
 import { followPage } from './lifecycle'
 import { readOptions } from './options'
 import { createOutbox, type Entry } from './outbox'
-import { followPageViews } from './page-views'
+import { followPageViews } from '../shared/page-views'
 import type { Consent, Stats, Tracker, TrackerOptions } from './types'
 
 /**

@@ -1,6 +1,6 @@
 import { discoveryError } from './error'
 import { encode } from '../shared/json'
-import { remember, ridFor } from './rids'
+import { remember, ridFor } from '../shared/rids'
 import type { ClientOptions, DiscoveryClient, DiscoveryError, LinkedTracker, RequestOptions } from './types'
 import type { Tracker } from '../browser/types'
 

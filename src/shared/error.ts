@@ -14,13 +14,26 @@ export function feedbackError(event: string | undefined, field: string | undefin
   return error
 }
 
+/** Whether something thrown is one of ours, which names its event and field already. Reading it may throw (a getter). */
+export const isFeedbackError = (caught: unknown): caught is FeedbackError => !!attempt(() => (caught as FeedbackError).name == 'FeedbackError')
+
 /**
- * What a caller's data or a platform threw, as a FeedbackError: anything at all may be thrown,
- * and reading it may throw too (a getter, a toString that throws). A symbol has no text to add
- * to a string: its type is named instead.
+ * The text of anything thrown: reading it may throw too (a getter, a toString that throws). A
+ * symbol has no text to add to a string: its type is named instead.
  */
+export const thrownText = (caught: unknown) => attempt(() => '' + caught) ?? typeof caught + ' thrown'
+
+/** What a caller's data or a platform threw, as a FeedbackError: anything at all may be thrown. */
 export function asFeedbackError(caught: unknown): FeedbackError {
-  if (attempt(() => (caught as FeedbackError).name == 'FeedbackError')) return caught as FeedbackError
-  const text = attempt(() => '' + caught) ?? typeof caught + ' thrown'
-  return feedbackError(undefined, undefined, 'failed: ' + text)
+  return isFeedbackError(caught) ? caught : feedbackError(undefined, undefined, 'failed: ' + thrownText(caught))
+}
+
+/**
+ * Where every fault ends: shown in the console for the developer, and handed to `onError` for
+ * the shop's monitoring. Neither a console that a page replaced nor a failing handler may turn
+ * one fault into two, or keep the other from hearing it.
+ */
+export const reporter = (onError: ((error: FeedbackError) => void) | undefined) => (error: FeedbackError) => {
+  attempt(() => console.error(error.message))
+  attempt(() => onError?.(error))
 }

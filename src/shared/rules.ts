@@ -58,7 +58,7 @@ const KINDS: Record<string, [test: (value: unknown) => boolean, rule: string]> =
 
 // Numbers are shown as they are (NaN, 1.5, -1 explain themselves); other values only by type,
 // so no shopper data ends up in a console or an error tracker.
-const describe = (value: unknown) => (typeof value == 'number' ? String(value) : Array.isArray(value) ? 'array' : typeof value)
+export const describe = (value: unknown) => (typeof value == 'number' ? String(value) : Array.isArray(value) ? 'array' : typeof value)
 
 /** Throws a FeedbackError naming the event, the field and the rule unless `value` is of `kind`. */
 function expectKind(event: string, name: string, kind: string, value: unknown) {

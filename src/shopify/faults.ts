@@ -1,6 +1,4 @@
-import { attempt } from '../shared/attempt'
-import { asFeedbackError, feedbackError } from '../shared/error'
-import type { FeedbackError } from '../shared/types'
+import { asFeedbackError, feedbackError, reporter } from '../shared/error'
 import type { ShopifyOptions, ShopifyStats } from './types'
 
 /**
@@ -11,12 +9,7 @@ import type { ShopifyOptions, ShopifyStats } from './types'
 export function createPixelFaults(options: ShopifyOptions) {
   const dropped: ShopifyStats['dropped'] = { invalid: 0, rejected: 0, too_large: 0, overflow: 0 }
 
-  const report = (error: FeedbackError) => {
-    // Neither a console that throws nor a failing handler may turn one fault into two, or
-    // keep the other from hearing it.
-    attempt(() => console.error(error.message))
-    attempt(() => options?.onError?.(error))
-  }
+  const report = reporter(options?.onError)
 
   return {
     dropped,

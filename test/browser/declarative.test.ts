@@ -67,7 +67,7 @@ describe('rids across pages of a session', () => {
   it('finds the rid of a response another page of this tab remembered', async () => {
     sessionStorage.setItem('df_rids', JSON.stringify([{ rid: 's-earlier', item_id: ['42'] }]))
     vi.resetModules()
-    const { ridFor, remember } = await import('../../src/client/rids')
+    const { ridFor, remember } = await import('../../src/shared/rids')
     expect(ridFor('item_id', '42')).toBe('s-earlier')
     remember({ meta: { rid: 'a-new' }, suggestions: [{ value: 'boots' }] })
     expect(ridFor('suggestion', 'boots')).toBe('a-new')

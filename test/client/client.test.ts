@@ -6,7 +6,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vites
 // @ts-expect-error plain ES module without types
 import { startDemo } from '../../demo/server.mjs'
 import { createClient } from '../../src/client'
-import { ridFor } from '../../src/client/rids'
+import { ridFor } from '../../src/shared/rids'
 import type { DiscoveryError } from '../../src/client'
 import type { Tracker } from '../../src/index'
 

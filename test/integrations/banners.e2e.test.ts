@@ -1,60 +1,24 @@
 // @vitest-environment node
-import nodeResolve from '@rollup/plugin-node-resolve'
-import typescript from '@rollup/plugin-typescript'
-import { join } from 'node:path'
-import type { Browser, BrowserContext, Page } from 'playwright-core'
-import { rollup } from 'rollup'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { launch, leave, startCollector, startPages, STUB, watch } from '../support/harness'
+import type { Page } from 'playwright-core'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { bundleIife } from '../support/bundle'
+import { chromiumSuite, leave, STUB, watch } from '../support/harness'
 import { sleep, waitFor } from '../support/wait'
 import { COOKIEBOT, ONETRUST, SHOPIFY } from './banner-emulations'
 
-let browser: Browser
-let context: BrowserContext
-let collector: Awaited<ReturnType<typeof startCollector>>
-let pages: Awaited<ReturnType<typeof startPages>>
+// One browser, page server and collector for the file; a fresh context and an empty collector per test.
+const suite = chromiumSuite()
 let adapters: string
 
 /** The three adapters in one IIFE that puts them on `window.adapters`, as a shop's bundle would carry them. */
-async function bundleAdapters() {
-  const entry = join(process.cwd(), 'test/integrations/banner-entry.js')
-  const dir = join(process.cwd(), 'src/integrations/consent')
-  const source = ['onetrust', 'cookiebot', 'shopify-privacy'].map((name) => `export * from ${JSON.stringify(join(dir, name + '.ts'))}`).join('\n')
-  const bundle = await rollup({
-    input: entry,
-    plugins: [
-      { name: 'entry', resolveId: (id) => (id == entry ? id : null), load: (id) => (id == entry ? source : null) },
-      nodeResolve({ browser: true, extensions: ['.ts', '.js'] }),
-      typescript({
-        declaration: false,
-        noEmitOnError: false,
-        include: [join(process.cwd(), 'src/**/*.ts')],
-        compilerOptions: { outDir: undefined, rootDir: undefined }
-      })
-    ],
-    onwarn: (warning) => {
-      // Type errors are tsc's to report; anything else in bundling is a fault of the test.
-      if (warning.plugin != 'typescript') throw new Error('bundling the adapters: ' + warning.message)
-    }
+const bundleAdapters = () =>
+  bundleIife(['onetrust', 'cookiebot', 'shopify-privacy'].map((name) => `export * from '../../src/integrations/consent/${name}.ts'`).join('\n'), {
+    from: import.meta.url,
+    name: 'adapters'
   })
-  const { output } = await bundle.generate({ format: 'iife', name: 'adapters' })
-  await bundle.close()
-  return output[0].code
-}
 
 beforeAll(async () => {
-  ;[browser, collector, pages, adapters] = await Promise.all([launch(), startCollector(), startPages(), bundleAdapters()])
-})
-afterAll(async () => {
-  await browser?.close()
-  await Promise.all([collector?.close(), pages?.close()])
-})
-beforeEach(async () => {
-  collector.clear()
-  context = await browser.newContext()
-})
-afterEach(async () => {
-  await context.close()
+  adapters = await bundleAdapters()
 })
 
 /**
@@ -63,7 +27,7 @@ afterEach(async () => {
  */
 const shop = (banner: string, call: string) =>
   STUB +
-  `<script async src="/discovery-feedback.min.js" data-key="KEY" data-endpoint="${collector.url}" data-auto-view-page="false" data-consent="pending"></script>` +
+  `<script async src="/discovery-feedback.min.js" data-key="KEY" data-endpoint="${suite.servers.collector.url}" data-auto-view-page="false" data-consent="pending"></script>` +
   `<script>${banner}</script><script>${adapters}</script>` +
   `<script>window.stopFollowing = adapters.${call}({ consent: function (state) { discoveryFeedback('consent', state) } })</script>`
 
@@ -72,10 +36,10 @@ const flush = (page: Page) => page.evaluate(() => (window as any).discoveryFeedb
 const banner = (page: Page, step: 'load' | 'accept' | 'withdraw') => page.evaluate((step) => (window as any).banner[step](), step)
 /** Our cookies and localStorage entries, read from the browser itself. */
 const traces = async (page: Page) => ({
-  cookies: (await context.cookies()).filter((cookie) => cookie.name.startsWith('df_')).map((cookie) => cookie.name),
+  cookies: (await suite.context.cookies()).filter((cookie) => cookie.name.startsWith('df_')).map((cookie) => cookie.name),
   storage: await page.evaluate(() => Object.keys(localStorage).filter((key) => key.startsWith('df_')))
 })
-const clicks = () => collector.events().map((event) => event.properties.item_id)
+const clicks = () => suite.servers.collector.events().map((event) => event.properties.item_id)
 
 describe.each([
   ['OneTrust', ONETRUST, 'oneTrustConsent'],
@@ -83,10 +47,10 @@ describe.each([
   ['Shopify customer privacy', SHOPIFY, 'shopifyConsent']
 ])('%s in Chromium', (name, script, call) => {
   it('nothing sent or stored until consent; the waiting and later events after it; after withdrawal nothing sent and our traces gone', async () => {
-    pages.page('/' + call, shop(script, call))
-    const page = await context.newPage()
+    suite.servers.page('/' + call, shop(script, call))
+    const page = await suite.context.newPage()
     const { pageErrors, consoleErrors } = watch(page)
-    await page.goto(pages.origin + '/' + call)
+    await page.goto(suite.servers.origin + '/' + call)
     await page.waitForFunction(() => (window as any).discoveryFeedback.tracker)
 
     // Before the banner has loaded, then loaded with no answer yet.
@@ -95,14 +59,14 @@ describe.each([
     await click(page, 'undecided')
     await flush(page)
     await sleep(1500) // past the flush interval
-    expect(collector.requests).toEqual([])
+    expect(suite.servers.collector.requests).toEqual([])
     expect(await traces(page)).toEqual({ cookies: [], storage: [] })
 
     await banner(page, 'accept')
-    await waitFor(() => collector.events().length == 2, name + ': the waiting events', 10000)
+    await waitFor(() => suite.servers.collector.events().length == 2, name + ': the waiting events', 10000)
     await click(page, 'granted')
     await flush(page)
-    await waitFor(() => collector.events().length == 3, name + ': the event after consent', 10000)
+    await waitFor(() => suite.servers.collector.events().length == 3, name + ': the event after consent', 10000)
     expect(clicks()).toEqual(['before-banner', 'undecided', 'granted'])
     expect((await traces(page)).cookies.sort()).toEqual(['df_sid', 'df_uid'])
 

@@ -1,12 +1,9 @@
 // @vitest-environment node
-import { join } from 'node:path'
-import { GVL, TCModel, TCString } from '@iabtechlabtcf/core'
-import nodeResolve from '@rollup/plugin-node-resolve'
-import typescript from '@rollup/plugin-typescript'
-import type { Browser, Page } from 'playwright-core'
-import { rollup } from 'rollup'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { launch, startServers, STUB, watch, whenQuiet, type Servers } from '../support/harness'
+import type { Page } from 'playwright-core'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { bundleIife, cycleWithin } from '../support/bundle'
+import { chromiumSuite, STUB, watch, whenQuiet } from '../support/harness'
+import { tcString } from '../support/tcf'
 import { sleep, waitFor } from '../support/wait'
 
 /*
@@ -17,78 +14,26 @@ import { sleep, waitFor } from '../support/wait'
  * sent after it; after withdrawal, our cookies and stored events gone and nothing more sent.
  */
 
-const ENTRY = join(process.cwd(), 'test/integrations/cm-page-entry.js')
 // Bundled into one classic script exposing `window.consentAdapters`.
-const ENTRY_SOURCE = `export { googleConsentMode } from '../../src/integrations/consent/google-consent-mode.ts'
+const bundleAdapters = () =>
+  bundleIife(
+    `export { googleConsentMode } from '../../src/integrations/consent/google-consent-mode.ts'
 export { tcfConsent } from '../../src/integrations/consent/tcf.ts'
-export { CmpApi } from '@iabtechlabtcf/cmpapi'`
-
-async function bundleAdapters() {
-  const bundle = await rollup({
-    input: ENTRY,
-    plugins: [
-      { name: 'entry', resolveId: (id) => (id == ENTRY ? id : null), load: (id) => (id == ENTRY ? ENTRY_SOURCE : null) },
-      nodeResolve({ browser: true }),
-      typescript({ declaration: false, outDir: 'dist' })
-    ],
-    onwarn: (warning) => {
+export { CmpApi } from '@iabtechlabtcf/cmpapi'`,
+    {
+      from: import.meta.url,
+      name: 'consentAdapters',
       // The IAB's cmpapi has import cycles of its own (response/ ↔ command/); ours must have none.
-      if (warning.code == 'CIRCULAR_DEPENDENCY' && warning.ids?.every((id) => id.includes('/node_modules/@iabtechlabtcf/'))) return
-      throw new Error('bundling the adapters: ' + warning.message)
+      ignore: cycleWithin('@iabtechlabtcf/')
     }
-  })
-  const { output } = await bundle.generate({ format: 'iife', name: 'consentAdapters' })
-  await bundle.close()
-  return output[0].code
-}
+  )
 
-// A tiny Global Vendor List: the v2.2 purposes and nothing else, enough for TCModel to encode.
-const PURPOSES = [
-  'Store and/or access information on a device',
-  'Use limited data to select advertising',
-  'Create profiles for personalised advertising',
-  'Use profiles to select personalised advertising',
-  'Create profiles to personalise content',
-  'Use profiles to select personalised content',
-  'Measure advertising performance',
-  'Measure content performance',
-  'Understand audiences through statistics or combinations of data from different sources',
-  'Develop and improve services',
-  'Use limited data to select content'
-]
-const gvl = new GVL({
-  gvlSpecificationVersion: 3,
-  vendorListVersion: 1,
-  tcfPolicyVersion: 5,
-  lastUpdated: '2026-01-01T00:00:00Z',
-  purposes: Object.fromEntries(PURPOSES.map((name, i) => [i + 1, { id: i + 1, name, description: name, illustrations: [] }])),
-  specialPurposes: {},
-  features: {},
-  specialFeatures: {},
-  stacks: {},
-  dataCategories: {},
-  vendors: {}
-} as never)
-
-/** A real TC string (CMP 10) in which exactly `purposes` have consent. */
-const tcString = (purposes: number[]) => {
-  const model = new TCModel(gvl)
-  model.cmpId = 10
-  model.cmpVersion = 1
-  model.purposeConsents.set(purposes)
-  return TCString.encode(model)
-}
-
-let browser: Browser
-let servers: Servers
+// One browser and the servers for the file; a fresh context and an empty collector per test.
+const suite = chromiumSuite()
 let adapters: string
 
 beforeAll(async () => {
-  ;[browser, servers, adapters] = await Promise.all([launch(), startServers(), bundleAdapters()])
-})
-afterAll(async () => {
-  await browser?.close()
-  await servers?.close()
+  adapters = await bundleAdapters()
 })
 
 const target = `{ consent: (state) => discoveryFeedback('consent', state) }`
@@ -105,7 +50,7 @@ const ours = async (page: Page) => ({
 const click = (page: Page, id: string) => page.evaluate((id) => (window as any).discoveryFeedback('click-item', { item_id: id, variant_item_id: id }), id)
 const flush = (page: Page) => page.evaluate(() => (window as any).discoveryFeedback('flush'))
 const sentIds = () =>
-  servers.collector
+  suite.servers.collector
     .events()
     .filter((event) => event.event == 'click-item')
     .map((event) => (event.properties as { item_id: string }).item_id)
@@ -120,12 +65,12 @@ async function threeSteps(page: Page, grant: () => Promise<unknown>, withdraw: (
   await flush(page)
   // Longer than the script tag's one-second batching, with a flush and the page's view-page waiting too.
   await sleep(1500)
-  expect(servers.posts()).toEqual([])
+  expect(suite.servers.posts()).toEqual([])
   expect(await ours(page)).toEqual({ cookies: [], storage: [] })
 
   await grant()
   await waitFor(() => sentIds().includes('before'), 'the click before at the collector')
-  const events = servers.collector.events()
+  const events = suite.servers.collector.events()
   // The page's view-page and click waited in memory (unless a denied default dropped them).
   if (waited) expect(events.map((event) => event.event)).toEqual(expect.arrayContaining(['view-page', 'click-item']))
   // The events waited without a user and got the shopper's identity at consent.
@@ -136,12 +81,12 @@ async function threeSteps(page: Page, grant: () => Promise<unknown>, withdraw: (
 
   await withdraw()
   await page.waitForFunction(() => !document.cookie.includes('df_'))
-  await whenQuiet(() => servers.posts().length)
-  const posts = servers.posts().length
+  await whenQuiet(() => suite.servers.posts().length)
+  const posts = suite.servers.posts().length
   await click(page, 'after')
   await flush(page)
   await sleep(1500)
-  expect(servers.posts()).toHaveLength(posts)
+  expect(suite.servers.posts()).toHaveLength(posts)
   expect(sentIds()).toEqual(['before', 'granted'])
   expect(await ours(page)).toEqual({ cookies: [], storage: [] })
   expect(pageErrors).toEqual([])
@@ -150,13 +95,11 @@ async function threeSteps(page: Page, grant: () => Promise<unknown>, withdraw: (
 describe('Google Consent Mode in a real page', () => {
   for (const pending of [false, true]) {
     it(`nothing before consent, sent after the update to granted, stopped and cleared after the update to denied (script tag ${pending ? 'with' : 'without'} data-consent="pending")`, async () => {
-      servers.collector.clear()
-      const context = await browser.newContext()
-      const page = await context.newPage()
+      const page = await suite.context.newPage()
       const path = `/consent-mode-${pending}`
       // Google's snippet, a default as CMPs set it (region-scoped: counted here wherever the
       // visitor is), then the adapter, then our script tag.
-      servers.page(
+      suite.servers.page(
         path,
         `<script>window.dataLayer = window.dataLayer || []; function gtag(){dataLayer.push(arguments)}
 gtag('consent', 'default', { analytics_storage: 'denied', ad_storage: 'denied', region: ['DE', 'FR'] })</script>
@@ -164,7 +107,7 @@ ${STUB}<script>${adapters}</script>
 <script>consentAdapters.googleConsentMode(${target})</script>
 ${scriptTag(pending)}`
       )
-      await page.goto(servers.origin + path)
+      await page.goto(suite.servers.origin + path)
       const gtag = (state: string) => page.evaluate((state) => (window as any).gtag('consent', 'update', { analytics_storage: state }), state)
       // A denied default is no answer: the events wait (pending) and leave with the update to granted.
       await threeSteps(
@@ -172,49 +115,43 @@ ${scriptTag(pending)}`
         () => gtag('granted'),
         () => gtag('denied')
       )
-      await context.close()
     })
   }
 
   it('with no consent command at all, stays pending: the events wait, then leave on the first update', async () => {
-    servers.collector.clear()
-    const context = await browser.newContext()
-    const page = await context.newPage()
+    const page = await suite.context.newPage()
     // Our script tag first this time, without data-consent: the adapter after it forces pending.
-    servers.page(
+    suite.servers.page(
       '/consent-mode-none',
       `<script>window.dataLayer = window.dataLayer || []; function gtag(){dataLayer.push(arguments)}</script>
 ${STUB}${scriptTag(false)}<script>${adapters}</script>
 <script>consentAdapters.googleConsentMode(${target})</script>`
     )
-    await page.goto(servers.origin + '/consent-mode-none')
+    await page.goto(suite.servers.origin + '/consent-mode-none')
     const gtag = (state: string) => page.evaluate((state) => (window as any).gtag('consent', 'update', { analytics_storage: state }), state)
     await threeSteps(
       page,
       () => gtag('granted'),
       () => gtag('denied')
     )
-    await context.close()
   })
 })
 
 describe('IAB TCF v2.2 with the IAB CMP API in a real page', () => {
   for (const pending of [false, true]) {
     it(`nothing before consent, sent after the shopper accepts, stopped and cleared after a new TC string without purpose 8 (script tag ${pending ? 'with' : 'without'} data-consent="pending")`, async () => {
-      servers.collector.clear()
-      const context = await browser.newContext()
-      const page = await context.newPage()
+      const page = await suite.context.newPage()
       const path = `/tcf-${pending}`
       // The adapter comes before the CMP here, which it waits for; the CMP's API answers
       // addEventListener only from its first update().
-      servers.page(
+      suite.servers.page(
         path,
         `${STUB}<script>${adapters}</script>
 <script>consentAdapters.tcfConsent(${target})</script>
 ${scriptTag(pending)}
 <script>setTimeout(() => { window.cmpApi = new consentAdapters.CmpApi(10, 1, true) }, 200)</script>`
       )
-      await page.goto(servers.origin + path)
+      await page.goto(suite.servers.origin + path)
       await page.waitForFunction(() => (window as any).cmpApi)
       const update = (tc: string, ui: boolean) => page.evaluate(([tc, ui]) => (window as any).cmpApi.update(tc, ui), [tc, ui] as const)
       // A new visitor: the banner shows (cmpuishown, every consent false).
@@ -228,30 +165,26 @@ ${scriptTag(pending)}
           await update(tcString([1, 7]), false)
         }
       )
-      await context.close()
     })
   }
 
   it('a stored choice (tcloaded) grants at once; a CMP where GDPR does not apply grants too', async () => {
-    servers.collector.clear()
-    const context = await browser.newContext()
-    const page = await context.newPage()
-    servers.page(
+    const page = await suite.context.newPage()
+    suite.servers.page(
       '/tcf-stored',
       `${STUB}<script>${adapters}</script>
 <script>window.cmpApi = new consentAdapters.CmpApi(10, 1, true); consentAdapters.tcfConsent(${target})</script>
 ${scriptTag(false)}`
     )
-    await page.goto(servers.origin + '/tcf-stored')
+    await page.goto(suite.servers.origin + '/tcf-stored')
     await page.evaluate((tc) => (window as any).cmpApi.update(tc, false), tcString([1, 8]))
     await click(page, 'stored')
     await waitFor(() => sentIds().includes('stored'), 'the click stored at the collector')
     expect((await ours(page)).cookies.sort()).toEqual(['df_sid', 'df_uid'])
 
-    await page.goto(servers.origin + '/tcf-stored?outside-gdpr')
+    await page.goto(suite.servers.origin + '/tcf-stored?outside-gdpr')
     await page.evaluate(() => (window as any).cmpApi.update(null, false))
     await click(page, 'outside')
     await waitFor(() => sentIds().includes('outside'), 'the click outside at the collector')
-    await context.close()
   })
 })

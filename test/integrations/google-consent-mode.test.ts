@@ -190,4 +190,12 @@ describe('googleConsentMode', () => {
     gtagOf(existing)('consent', 'update', { analytics_storage: 'granted' })
     expect(tracker.calls).toEqual(['pending', 'granted'])
   })
+
+  it('reads every command already in a long data layer', () => {
+    const dataLayer: unknown[] = Array.from({ length: 1200 }, () => ({ event: 'gtm.dom' }))
+    gtagOf(dataLayer)('consent', 'update', { analytics_storage: 'granted' })
+    const tracker = fakeTracker()
+    googleConsentMode(tracker, { dataLayer })
+    expect(tracker.calls).toEqual(['pending', 'granted'])
+  })
 })

@@ -16,12 +16,20 @@ import { sandboxRunner, templatePermissions, templateSections } from './gtm-sand
 const TEMPLATE = 'gtm/discovery-feedback.tpl'
 const SCRIPT_URL = 'https://unpkg.com/discovery-feedback/dist/discovery-feedback.min.js'
 const SCRIPT = readFileSync('dist/discovery-feedback.min.js', 'utf8')
+const BRIDGE_URL = 'https://unpkg.com/discovery-feedback/dist/discovery-feedback-datalayer.min.js'
+const BRIDGE = readFileSync('dist/discovery-feedback-datalayer.min.js', 'utf8')
 
 let browser: Browser
 let servers: Servers
 beforeAll(async () => {
   ;[browser, servers] = await Promise.all([launch(), startServers()])
   servers.page('/', `<title>shop</title><script>${sandboxRunner(TEMPLATE)}</script>`)
+  // A product page whose platform pushed GA4's view_item before GTM fired the tag.
+  servers.page(
+    '/products/shirt',
+    `<title>shirt</title><script>window.dataLayer = [{ event: 'view_item', ecommerce: { items: [{ item_id: 'SKU-1', price: 20 }] } }]</script>` +
+      `<script>${sandboxRunner(TEMPLATE)}</script>`
+  )
 })
 afterAll(async () => {
   await browser?.close()
@@ -31,12 +39,13 @@ beforeEach(() => {
   servers.collector.clear()
 })
 
-/** A new shopper's page, with the template's runner, and the script's URL answered with this build. */
-async function shopPage() {
+/** A new shopper's page, with the template's runner, and the scripts' URLs answered with this build. */
+async function shopPage(path = '/') {
   const context = await browser.newContext()
   const page = await context.newPage()
   await page.route(SCRIPT_URL, (route) => route.fulfill({ contentType: 'text/javascript', body: SCRIPT }))
-  await page.goto(servers.origin + '/')
+  await page.route(BRIDGE_URL, (route) => route.fulfill({ contentType: 'text/javascript', body: BRIDGE }))
+  await page.goto(servers.origin + path)
   return { context, page }
 }
 
@@ -68,7 +77,13 @@ describe('the GTM template', () => {
     const sections = templateSections(TEMPLATE)
     expect(Object.keys(sections)).toEqual(['TERMS_OF_SERVICE', 'INFO', 'TEMPLATE_PARAMETERS', 'SANDBOXED_JS_FOR_WEB_TEMPLATE', 'WEB_PERMISSIONS', 'TESTS'])
     expect(JSON.parse(sections.INFO)).toMatchObject({ type: 'TAG', containerContexts: ['WEB'] })
-    expect(JSON.parse(sections.TEMPLATE_PARAMETERS).map((field: { name: string }) => field.name)).toEqual(['key', 'endpoint', 'scriptUrl'])
+    expect(JSON.parse(sections.TEMPLATE_PARAMETERS).map((field: { name: string }) => field.name)).toEqual([
+      'key',
+      'endpoint',
+      'scriptUrl',
+      'bridgeDataLayer',
+      'bridgeUrl'
+    ])
     expect(Object.keys(templatePermissions(TEMPLATE)).sort()).toEqual(['access_consent', 'access_globals', 'access_template_storage', 'inject_script'])
   })
 
@@ -133,6 +148,42 @@ describe('the GTM template', () => {
       'Permission denied: injectScript: https://cdn.elsewhere.example/tracker.js matches no declared URL pattern'
     ])
     expect(await page.evaluate(() => document.querySelectorAll('script[src]').length)).toBe(0)
+    await context.close()
+  })
+
+  it('with the data-layer bridge: loads it before the tracker, so the view_item pushed before the tag names the page view-page, and a later purchase arrives', async () => {
+    const { context, page } = await shopPage('/products/shirt')
+    const fields = { key: 'KEY', endpoint: servers.collector.url, scriptUrl: SCRIPT_URL, bridgeDataLayer: true, bridgeUrl: BRIDGE_URL }
+    expect(await fire(page, fields as never)).toBe('success')
+    expect(await page.evaluate(() => [...document.querySelectorAll('script[src]')].map((script) => (script as HTMLScriptElement).src))).toEqual([
+      BRIDGE_URL,
+      SCRIPT_URL
+    ])
+    await page.waitForFunction(() => (window as any).discoveryFeedback.tracker)
+    await page.evaluate(() =>
+      (window as any).dataLayer.push({
+        event: 'purchase',
+        ecommerce: { transaction_id: 'T-7', currency: 'EUR', value: 20, items: [{ item_id: 'SKU-1', price: 20 }] }
+      })
+    )
+    await leave(page)
+    await waitFor(() => servers.collector.events().some((event) => event.event == 'purchase'), 'the purchase', 10000)
+    await sleep(300)
+    const events = servers.collector.events()
+    expect(events.filter((event) => event.event == 'view-page').map((event) => (event.properties as { item_id?: string }).item_id)).toEqual(['SKU-1'])
+    expect(events.filter((event) => event.event == 'purchase').map((event) => (event.properties as { order_id: string }).order_id)).toEqual(['T-7'])
+    await context.close()
+  })
+
+  it('with the bridge unreachable: the tracker still loads, and the tag succeeds', async () => {
+    const { context, page } = await shopPage('/products/shirt')
+    await page.route(BRIDGE_URL, (route) => route.abort())
+    const fields = { key: 'KEY', endpoint: servers.collector.url, scriptUrl: SCRIPT_URL, bridgeDataLayer: true, bridgeUrl: BRIDGE_URL }
+    expect(await fire(page, fields as never)).toBe('success')
+    await page.waitForFunction(() => (window as any).discoveryFeedback.tracker)
+    await leave(page)
+    await waitFor(() => servers.collector.events().some((event) => event.event == 'view-page'), 'the view-page', 10000)
+    expect(servers.collector.events().find((event) => event.event == 'view-page')!.properties).not.toHaveProperty('item_id')
     await context.close()
   })
 })

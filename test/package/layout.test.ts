@@ -36,7 +36,7 @@ describe('the source tree', () => {
         .filter((name) => name.endsWith('.ts'))
         .sort()
     ).toEqual(['client.ts', 'index.ts', 'relay.ts', 'server.ts', 'shopify.ts'])
-    expect(readdirSync(join(src, 'script-tags')).sort()).toEqual(['declarative.ts', 'discovery-client.ts', 'shopify.ts', 'tracker.ts'])
+    expect(readdirSync(join(src, 'script-tags')).sort()).toEqual(['data-layer.ts', 'declarative.ts', 'discovery-client.ts', 'shopify.ts', 'tracker.ts'])
   })
 
   it.each(PRODUCTS)('%s/ imports only itself and shared/ (the client and the pixel: the tracker by its public types)', (product) => {

@@ -148,6 +148,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
  */
 export function createSender(urls: string[], { askAfterNoAnswer = true, maxWaitMs = 3000 } = {}) {
   const attempts: Attempt[] = []
+  /** Requests without an answer yet, by instance. */
+  const inFlight = urls.map(() => 0)
 
   async function deliver(label: string, events: Envelope[], first: number): Promise<Attempt> {
     let instance = first % urls.length
@@ -157,7 +159,8 @@ export function createSender(urls: string[], { askAfterNoAnswer = true, maxWaitM
     for (;;) {
       const ids = pending.map((event) => event.event_id)
       const startedAt = Date.now()
-      const answer = await post(urls[instance], asking ? [] : pending, asking ? ids : undefined)
+      inFlight[instance]++
+      const answer = await post(urls[instance], asking ? [] : pending, asking ? ids : undefined).finally(() => inFlight[instance]--)
       const attempt: Attempt = { label, instance, ids, asked: asking, startedAt, endedAt: Date.now(), status: answer.status, retryAfter: answer.retryAfter }
       if (typeof answer.body == 'object' && answer.body) Object.assign(attempt, { accepted: answer.body.accepted, duplicates: answer.body.duplicates })
       attempts.push(attempt)
@@ -200,5 +203,5 @@ export function createSender(urls: string[], { askAfterNoAnswer = true, maxWaitM
     )
   }
 
-  return { attempts, deliver, run }
+  return { attempts, inFlight, deliver, run }
 }

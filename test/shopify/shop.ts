@@ -3,10 +3,8 @@
 // that drive the host in a Playwright page.
 import { readFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
-import { join } from 'node:path'
-import nodeResolve from '@rollup/plugin-node-resolve'
 import type { Page } from 'playwright-core'
-import { rollup } from 'rollup'
+import { bundleIife } from '../support/bundle'
 
 const listen = (server: Server) => new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as { port: number }).port)))
 const stop = (server: Server) =>
@@ -87,19 +85,7 @@ export async function startProbe() {
  * builds an app pixel extension: imports are resolved from test/shopify/, browser builds first.
  * For example `import { register } from '@shopify/web-pixels-extension'; register((api) => ...)`.
  */
-export async function bundleAppPixel(source: string): Promise<string> {
-  const entry = join(process.cwd(), 'test/shopify/app-pixel-entry.js')
-  const bundle = await rollup({
-    input: entry,
-    plugins: [{ name: 'entry', resolveId: (id) => (id == entry ? id : null), load: (id) => (id == entry ? source : null) }, nodeResolve({ browser: true })],
-    onwarn: (warning) => {
-      throw new Error('bundling the app pixel: ' + warning.message)
-    }
-  })
-  const { output } = await bundle.generate({ format: 'iife' })
-  await bundle.close()
-  return output[0].code
-}
+export const bundleAppPixel = (source: string): Promise<string> => bundleIife(source, { from: import.meta.url })
 
 /** What a test gives the host (see startPixelHost in demo/shopify/host.js); everything but callbacks. */
 export interface PixelOptions {

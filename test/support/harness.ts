@@ -103,6 +103,8 @@ const file = (path: string) => readFileSync(new URL(path, import.meta.url))
 const STATIC: Record<string, () => Buffer> = {
   '/discovery-feedback.min.js': () => file('../../dist/discovery-feedback.min.js'),
   '/discovery-feedback-declarative.min.js': () => file('../../dist/discovery-feedback-declarative.min.js'),
+  '/discovery-feedback-datalayer.min.js': () => file('../../dist/discovery-feedback-datalayer.min.js'),
+  '/discovery-feedback-client.min.js': () => file('../../dist/discovery-feedback-client.min.js'),
   '/esm/index.mjs': () => file('../../dist/index.mjs'),
   '/esm/nanoid.js': () => file('../../node_modules/nanoid/index.browser.js'),
   '/esm/url-alphabet/index.js': () => file('../../node_modules/nanoid/url-alphabet/index.js'),

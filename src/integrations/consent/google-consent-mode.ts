@@ -1,6 +1,7 @@
 // Google Consent Mode v2 → the tracker's consent: reads `gtag('consent', 'default' | 'update', {…})`
 // commands from the data layer, those already there and every later push.
 import { consentDriver } from './driver'
+import { followDataLayer, isArguments, pageDataLayer } from '../follow-data-layer'
 import type { Consent, ConsentTarget, StopFollowing } from './types'
 
 export interface GoogleConsentModeOptions {
@@ -9,9 +10,6 @@ export interface GoogleConsentModeOptions {
   /** The consent type that decides. Default `'analytics_storage'`; a shop may choose for example `'personalization_storage'`. */
   type?: string
 }
-
-/** The commands gtag reads: only real `Arguments` objects, as gtag's `function gtag(){dataLayer.push(arguments)}` pushes them. */
-const isArguments = (entry: unknown): entry is IArguments => Object.prototype.toString.call(entry) == '[object Arguments]'
 
 /**
  * Follows Google Consent Mode v2 in the page's data layer and drives `tracker.consent()`: the
@@ -38,20 +36,18 @@ const isArguments = (entry: unknown): entry is IArguments => Object.prototype.to
  *   `updateConsentState`) never reaches the data layer, so this adapter cannot see it: such a
  *   shop should use its CMP's own adapter.
  *
- * The data layer's `push` is wrapped, chaining to the push that was there (GTM's, or another
- * script's); a push after ours keeps ours in its chain. Stopping restores the old push if ours is
- * still the data layer's, else ours only passes the pushes on.
+ * The data layer is followed as `followDataLayer` (integrations/follow-data-layer.ts) says: its
+ * `push` wrapped, chaining to the push that was there.
  */
 export function googleConsentMode(tracker: ConsentTarget, options: GoogleConsentModeOptions = {}): StopFollowing {
   if (typeof window == 'undefined' && !options.dataLayer) return () => {}
-  const page = globalThis as unknown as { dataLayer?: unknown[] }
+  const dataLayer = pageDataLayer(options.dataLayer)
   // A data layer that is something else than an array is the page's own business: left alone,
   // and the tracker stays pending.
-  if (!options.dataLayer && page.dataLayer !== undefined && !Array.isArray(page.dataLayer)) {
+  if (!dataLayer) {
     consentDriver(tracker).set('pending')
     return () => {}
   }
-  const dataLayer = options.dataLayer || (page.dataLayer ||= [])
   const type = options.type || 'analytics_storage'
 
   let defaultGrants = true
@@ -79,34 +75,21 @@ export function googleConsentMode(tracker: ConsentTarget, options: GoogleConsent
   // banner's update grants again. Only an update denies.
   const decide = () => apply(updated || (defaulted && defaultGrants ? 'granted' : 'pending'))
 
-  /** Reads entries without ever throwing into the page's call to push. */
-  const readAll = (entries: ArrayLike<unknown>) => {
-    try {
-      for (let i = 0; i < entries.length; i++) read(entries[i])
-      decide()
-    } catch {
-      // An entry with a throwing getter (a hostile page) is skipped with the rest of its push.
-    }
-  }
-
   // Pending at once, before anything is read: from here on nothing is stored or sent without an answer.
   apply('pending')
-  readAll(dataLayer.slice())
-
-  const previous = dataLayer.push
-  const ours = function (this: unknown, ...entries: unknown[]) {
-    // The old push first, so a command reaches gtag before us; ours runs even if it throws, and
-    // the page's own error is left to the page.
-    try {
-      return previous.apply(this, entries)
-    } finally {
-      if (!driver.stopped) readAll(entries)
-    }
-  }
-  dataLayer.push = ours
+  // The commands pushed before: the tracker hears only where they led, not each step on the
+  // way. An entry with a throwing getter (a hostile page) changes nothing; followDataLayer keeps
+  // its throw out of the page's push.
+  let readPast = false
+  const stopReading = followDataLayer(dataLayer, (entry) => {
+    read(entry)
+    if (readPast) decide()
+  })
+  readPast = true
+  decide()
 
   return () => {
     driver.stop()
-    if (dataLayer.push === ours) dataLayer.push = previous
+    stopReading()
   }
 }

@@ -1,4 +1,4 @@
-import { encode } from '../shared/json'
+import { encode } from './json'
 
 /**
  * Remembers which response showed which item or suggestion, so a click can carry that
@@ -29,15 +29,18 @@ function load(): Seen[] {
   return memory
 }
 
+/** What a discovery response holds that is remembered here; the response is the service's JSON, unchecked. */
+type Answer = { meta?: { rid?: unknown }; items?: { id: unknown }[]; suggestions?: { value: unknown }[] } | undefined
+
 /** Records a response that has a rid: the ids of the items and suggestions it returned. */
-export function remember(answer: any) {
+export function remember(answer: Answer) {
   const rid = answer?.meta?.rid
   if (typeof rid != 'string') return
   memory = [
     {
       rid,
-      item_id: answer.items?.slice(0, 200).map((item: any) => '' + item.id),
-      suggestion: answer.suggestions?.slice(0, 50).map((suggestion: any) => '' + suggestion.value)
+      item_id: answer!.items?.slice(0, 200).map((item) => '' + item.id),
+      suggestion: answer!.suggestions?.slice(0, 50).map((suggestion) => '' + suggestion.value)
     },
     ...load().filter((seen) => seen.rid != rid)
   ].slice(0, MAX_RESPONSES)

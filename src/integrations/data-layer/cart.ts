@@ -1,0 +1,96 @@
+import { attempt } from '../../shared/attempt'
+import { UID_COOKIE } from '../../shared/ids'
+import { encode } from '../../shared/json'
+import type { LineItem } from '../../shared/types'
+
+/*
+ * The cart as the data layer last showed it. SPEC's update-cart carries the whole cart, but
+ * GA4's add_to_cart and remove_from_cart carry only the lines that changed; view_cart,
+ * begin_checkout, add_shipping_info and add_payment_info carry the whole cart. So the whole
+ * cart is learnt from those, and the changes are applied to it.
+ *
+ * It is kept in sessionStorage, so that an add on a product page changes the cart the cart page
+ * showed earlier in the same tab: the catalogue ids, prices and quantities of its lines, nothing
+ * about the shopper. Only while the tracker keeps its uid cookie, which it writes only with
+ * consent and outside memory mode: the bridge stores nothing the tracker would not. Otherwise
+ * the cart lives as long as the page. A cart changed in another tab is not seen here until this
+ * tab shows the cart again.
+ */
+
+const KEY = 'df_cart'
+
+// The cart of this page; it is what counts when the storage may not or cannot keep it.
+let memory: LineItem[] | undefined
+let stored = true
+
+/** Whether the tracker keeps its ids in cookies now: consent granted, cookies allowed. */
+const trackerStores = () => attempt(() => document.cookie.split(/;\s*/).some((pair) => pair.startsWith(UID_COOKIE + '='))) ?? false
+
+const forgetStored = () => attempt(() => sessionStorage.removeItem(KEY))
+
+/** The whole cart, if this tab has seen it. */
+export function knownCart(): LineItem[] | undefined {
+  if (!trackerStores()) forgetStored()
+  else if (stored) {
+    try {
+      // Another page of the tab may have changed it since; nothing stored reads as null.
+      const cart = JSON.parse(sessionStorage.getItem(KEY)!)
+      memory = Array.isArray(cart) ? cart : undefined
+    } catch {
+      // Blocked or unreadable: the page's memory serves.
+    }
+  }
+  return memory
+}
+
+/**
+ * Remembers the whole cart: from an event that carries it, or the cart an add or a removal
+ * made. Undefined forgets it: the cart is unknown until the next event that carries it whole.
+ */
+export function rememberCart(lines: LineItem[] | undefined) {
+  memory = lines
+  if (!lines || !trackerStores()) {
+    forgetStored()
+    return
+  }
+  try {
+    sessionStorage.setItem(KEY, encode(lines))
+    stored = true
+  } catch {
+    // Quota or blocked: the page's memory serves this page. An older stored cart must not serve
+    // the next page: it is removed if the storage lets us.
+    stored = false
+    forgetStored()
+  }
+}
+
+/** Consent withdrawn: nothing of the cart stays stored. */
+export const forgetStoredCart = forgetStored
+
+/**
+ * On a shopper's first page the bridge may see the cart before the tracker has written its
+ * cookie. The cart is then stored as the page is hidden or left, if the tracker keeps its ids
+ * by then, so that the next page of the tab knows it.
+ */
+export function storeCartWhenLeaving(signal: AbortSignal) {
+  const store = () => {
+    if (memory && trackerStores()) attempt(() => sessionStorage.setItem(KEY, encode(memory)))
+  }
+  const options = { capture: true, signal }
+  addEventListener('visibilitychange', () => document.visibilityState == 'hidden' && store(), options)
+  addEventListener('pagehide', store, options)
+}
+
+/** The cart after adding (sign 1) or removing (sign -1) these lines; lines left with no unit go. */
+export function changedCart(cart: LineItem[], changes: LineItem[], sign: 1 | -1): LineItem[] {
+  const next = cart.map((line) => ({ ...line }))
+  for (const change of changes) {
+    const line = next.find((kept) => kept.item_id == change.item_id && kept.variant_item_id == change.variant_item_id)
+    if (line) {
+      line.quantity += sign * change.quantity
+      // The price of the latest add is the line's price now.
+      if (sign > 0) line.unit_price = change.unit_price
+    } else if (sign > 0) next.push({ ...change })
+  }
+  return next.filter((line) => line.quantity > 0)
+}

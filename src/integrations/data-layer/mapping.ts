@@ -1,0 +1,168 @@
+import { feedbackError } from '../../shared/error'
+import { readFault } from './faults'
+import { describe } from '../../shared/rules'
+import type { EventProperties, FeedbackError, LineItem } from '../../shared/types'
+import type { CatalogIds, DataLayerOptions, Ga4Item } from './types'
+
+/*
+ * What GA4's e-commerce events become in SPEC's (README "GA4 data layer", the bridge's table). Each function takes a GA4 event's parameters as the page pushed them and
+ * returns SPEC's properties, or throws a FeedbackError naming the GA4 event and its field. An
+ * item that cannot be mapped is reported on its own (`report`) and left out, so one bad item
+ * never costs an order its purchase.
+ */
+
+type Report = (error: FeedbackError) => void
+/** A GA4 event's parameters (gtag's third argument, or the push's `ecommerce`), as the page gave them. */
+export type Ga4Parameters = Record<string, unknown>
+
+// Sums of amounts in binary floating point (0.1 × 3) are rounded to a millionth: finer than any
+// currency, and free of the noise that would make two equal orders differ.
+const round = (amount: number) => Math.round(amount * 1e6) / 1e6
+
+/**
+ * The sum of an amount over the lines, rounded. A loop, not reduce(): Prototype.js 1.6 (still on
+ * Magento 1 shops) replaces Array.prototype.reduce with a function that ignores its arguments.
+ */
+function sumOf<T>(lines: T[], amount: (line: T) => number) {
+  let sum = 0
+  for (const line of lines) sum += amount(line)
+  return round(sum)
+}
+
+/**
+ * A GA4 amount: a finite number, or text that reads as one ("29.90"), as templates often print
+ * them. Text with a decimal comma ("1,90") is refused: it may as well be a thousands separator.
+ */
+function amountOf(event: string, field: string, value: unknown): number {
+  const amount = typeof value == 'string' && value.trim() != '' ? Number(value) : value
+  if (typeof amount != 'number' || !Number.isFinite(amount))
+    throw feedbackError(event, field, 'must be a number (or text that reads as one, like "29.90"), got ' + describe(value))
+  return amount
+}
+
+/** An optional GA4 amount: undefined when the page left it out, or printed an empty template value. */
+const optionalAmount = (event: string, field: string, value: unknown) => (value == null || value === '' ? undefined : amountOf(event, field, value))
+
+/** A GA4 id, which pages push as text or as a number. */
+function idOf(event: string, field: string, value: unknown): string {
+  if ((typeof value == 'string' && value != '') || (typeof value == 'number' && Number.isFinite(value))) return String(value)
+  throw feedbackError(event, field, 'must be a non-empty string or a number, got ' + describe(value))
+}
+
+export function createGa4Mapping(options: DataLayerOptions) {
+  /**
+   * SPEC's ids of one GA4 item, or a FeedbackError naming the event and the item's field. By
+   * default GA4's `item_id` is both: GA4 leaves open whether it is a product id or a SKU, and
+   * the shop that knows says so with itemIds().
+   */
+  const idsOf = (event: string, field: string, item: unknown): CatalogIds => {
+    if (!item || typeof item != 'object') throw feedbackError(event, field, 'must be an object, got ' + describe(item))
+    if (!options.itemIds) {
+      const id = idOf(event, field + '.item_id', (item as Ga4Item).item_id)
+      return { item_id: id, variant_item_id: id }
+    }
+    let ids: CatalogIds | undefined
+    try {
+      ids = options.itemIds(item as Ga4Item)
+    } catch (error) {
+      throw readFault(event, field, error)
+    }
+    if (!ids || typeof ids.item_id != 'string' || !ids.item_id || typeof ids.variant_item_id != 'string' || !ids.variant_item_id)
+      throw feedbackError(event, field, 'got no item_id and variant_item_id strings from itemIds()')
+    return { item_id: ids.item_id, variant_item_id: ids.variant_item_id }
+  }
+
+  /** The items array of an event, which every event the bridge maps has; only a whole cart may be empty. */
+  const itemsOf = (event: string, parameters: Ga4Parameters, mayBeEmpty = false): unknown[] => {
+    const items = parameters.items
+    if (!Array.isArray(items) || (items.length == 0 && !mayBeEmpty))
+      throw feedbackError(event, 'items', 'must be a non-empty array, got ' + (Array.isArray(items) ? 'an empty one' : describe(items)))
+    return items
+  }
+
+  /**
+   * One GA4 item as SPEC's line item: `price` is the sale price of one unit, and GA4's quantity
+   * defaults to 1. A removal needs no price: it only takes units away.
+   */
+  const lineItemOf = (event: string, field: string, item: unknown): LineItem & { discount?: number } => {
+    const ids = idsOf(event, field, item)
+    const { price, quantity, discount } = item as Ga4Item
+    // GA4 counts an item without a quantity as one unit.
+    const units = optionalAmount(event, field + '.quantity', quantity) ?? 1
+    if (!Number.isInteger(units) || units <= 0) throw feedbackError(event, field + '.quantity', 'must be a positive integer, got ' + describe(units))
+    const unitPrice = event == 'remove_from_cart' ? (optionalAmount(event, field + '.price', price) ?? 0) : amountOf(event, field + '.price', price)
+    const line: LineItem & { discount?: number } = { ...ids, unit_price: unitPrice, quantity: units }
+    const off = optionalAmount(event, field + '.discount', discount)
+    if (off) line.discount = off
+    return line
+  }
+
+  /**
+   * Every item that can be a line item; each one that cannot is reported and left out.
+   * `complete` says whether every item could be one.
+   */
+  const lineItemsOf = (event: string, parameters: Ga4Parameters, report: Report, mayBeEmpty?: boolean) => {
+    const lines: (LineItem & { discount?: number })[] = []
+    const items = itemsOf(event, parameters, mayBeEmpty)
+    items.forEach((item, index) => {
+      const field = 'items[' + index + ']'
+      try {
+        lines.push(lineItemOf(event, field, item))
+      } catch (error) {
+        report(readFault(event, field, error))
+      }
+    })
+    return { lines, complete: lines.length == items.length }
+  }
+
+  /** Line items as SPEC has them: the discount, GA4's own field, is summed into the order's instead. */
+  const withoutDiscount = (lines: (LineItem & { discount?: number })[]): LineItem[] =>
+    lines.map(({ item_id, variant_item_id, unit_price, quantity }) => ({ item_id, variant_item_id, unit_price, quantity }))
+
+  /** purchase → purchase: the order's id, its total, and its lines. */
+  const purchaseOf = (parameters: Ga4Parameters, report: Report): EventProperties['purchase'] => {
+    const event = 'purchase'
+    const order_id = idOf(event, 'transaction_id', parameters.transaction_id)
+    const currency = parameters.currency
+    if (typeof currency != 'string' || !currency) throw feedbackError(event, 'currency', 'must be a currency code, got ' + describe(currency))
+    const tax = optionalAmount(event, 'tax', parameters.tax)
+    const shipping = optionalAmount(event, 'shipping', parameters.shipping)
+    const { lines } = lineItemsOf(event, parameters, report)
+    const value = optionalAmount(event, 'value', parameters.value)
+    // Google has value with every purchase; a page that leaves it out gets the sum of its lines
+    // (without tax and shipping, as Google's value is).
+    const ofLines = sumOf(lines, (line) => line.unit_price * line.quantity)
+    const properties: EventProperties['purchase'] = {
+      order_id,
+      currency,
+      // SPEC's revenue is the order's total; Google's value leaves tax and shipping out.
+      revenue: value != null && options.valueIncludesTaxAndShipping ? value : round((value ?? ofLines) + (tax || 0) + (shipping || 0)),
+      line_items: withoutDiscount(lines)
+    }
+    if (tax != null) properties.total_tax = tax
+    if (shipping != null) properties.total_shipping = shipping
+    // GA4's discount is per unit; SPEC's total_discount is the order's.
+    if (lines.some((line) => line.discount)) properties.total_discount = sumOf(lines, (line) => (line.discount || 0) * line.quantity)
+    if (typeof parameters.affiliation == 'string' && parameters.affiliation) properties.affiliation = parameters.affiliation
+    return properties
+  }
+
+  /** select_item → click-item of its item; GA4 expects one item in it, and only the first is read. */
+  const clickOf = (parameters: Ga4Parameters): CatalogIds => idsOf('select_item', 'items[0]', itemsOf('select_item', parameters)[0])
+
+  /** view_item → the product of the page's view-page: its first item. */
+  const productOf = (parameters: Ga4Parameters): CatalogIds => idsOf('view_item', 'items[0]', itemsOf('view_item', parameters)[0])
+
+  /**
+   * The lines of a cart event: the whole cart (view_cart, begin_checkout …), which may be
+   * empty, or only what changed (add_to_cart, remove_from_cart). All of them or none: a cart
+   * without a line it holds would tell the service that line was removed.
+   */
+  const cartLinesOf = (event: string, parameters: Ga4Parameters, report: Report, wholeCart: boolean): LineItem[] => {
+    const { lines, complete } = lineItemsOf(event, parameters, report, wholeCart)
+    if (!complete) throw feedbackError(event, 'items', 'hold an item that could not be mapped: no update-cart sent, since it would leave that item out')
+    return withoutDiscount(lines)
+  }
+
+  return { purchaseOf, clickOf, productOf, cartLinesOf }
+}

@@ -1,0 +1,72 @@
+// Public types of the GA4 data-layer bridge (`bridgeDataLayer`, README "GA4 data layer").
+import type { Tracker } from '../../browser/types'
+import type { FeedbackError } from '../../shared/types'
+
+/** An item of a GA4 e-commerce event, as Google documents it; every field may be missing or wrong on a real page. */
+export interface Ga4Item {
+  item_id?: string | number
+  item_name?: string
+  /** A variant's name ("green"), not an id. */
+  item_variant?: string
+  /** Price of one unit, after its discount. */
+  price?: number | string
+  quantity?: number | string
+  /** Discount of one unit. */
+  discount?: number | string
+  [parameter: string]: unknown
+}
+
+/** SPEC's catalogue ids of a GA4 item. */
+export interface CatalogIds {
+  item_id: string
+  variant_item_id: string
+}
+
+/** The GA4 events the bridge maps; every other event is left alone. */
+export const GA4_EVENTS = [
+  'purchase',
+  'select_item',
+  'view_item',
+  'add_to_cart',
+  'remove_from_cart',
+  'view_cart',
+  'begin_checkout',
+  'add_shipping_info',
+  'add_payment_info'
+] as const
+
+export type Ga4EventName = (typeof GA4_EVENTS)[number]
+
+export interface DataLayerOptions {
+  /** The data layer to read. Default `window.dataLayer`, created as `[]` if the page has none yet. */
+  dataLayer?: unknown[]
+  /** The GA4 events to map. Default all of them; leave out the ones your code already tracks itself. */
+  events?: Ga4EventName[]
+  /**
+   * SPEC's ids of a GA4 item. Default: GA4's `item_id` as both `item_id` and `variant_item_id`.
+   * GA4 leaves open whether `item_id` is a product id or a SKU, and `item_variant` is a name.
+   * @example (item) => ({ item_id: String(item.item_group_id ?? item.item_id), variant_item_id: String(item.item_id) })
+   */
+  itemIds?: (item: Ga4Item) => CatalogIds
+  /**
+   * Whether a purchase's GA4 `value` already counts tax and shipping. Google's documentation has
+   * `value` without them, so by default the bridge adds `tax` and `shipping` to make SPEC's
+   * `revenue`, the order's total. Set true if your `value` is the total paid.
+   */
+  valueIncludesTaxAndShipping?: boolean
+  /**
+   * Whether the tracker sends view-pages by itself: set this to the tracker's own `autoViewPage`.
+   * Default true: a `view_item` then names the product of the page's view-page only while that
+   * view is still to go, so that no page is counted twice. With false, every `view_item` is a
+   * view-page, unless the last view-page was of the same URL.
+   */
+  autoViewPage?: boolean
+  /** Hears each GA4 event or item that could not be mapped, named with its field; each is also shown in the console. */
+  onError?: (error: FeedbackError) => void
+}
+
+/**
+ * What the bridge sends through: the tracker, or anything with its `track`. Of a tracker, the
+ * bridge also wraps the methods the shop may track the same events with itself, to hear them.
+ */
+export type BridgeTarget = Pick<Tracker, 'track'> & Partial<Pick<Tracker, 'clickItem' | 'updateCart' | 'viewPage' | 'consent'>>
