@@ -19,8 +19,14 @@ export function isolateEachTest() {
     resetPage()
     vi.useFakeTimers()
   })
-  afterEach(() => {
+  afterEach(async () => {
     made.splice(0).forEach((tracker) => tracker.destroy())
+    // What destroy() sent is answered here, by this test's network: each answer may send the
+    // next batch, so a full outbox takes many rounds. A retry or a later batch that the answers
+    // planned is dropped with the fake timers: left to real ones, it would fire during another
+    // test, or after the file's page is gone.
+    for (let round = 0; round < 100; round++) await settle()
+    vi.clearAllTimers()
     delete (navigator as { locks?: unknown }).locks
     vi.useRealTimers()
     vi.restoreAllMocks()
