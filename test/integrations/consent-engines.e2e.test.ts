@@ -5,13 +5,16 @@ import { ENGINES, launchEngine, type Engine, type EnginePage } from '../support/
 import { startCollector, startPages, STUB, whenQuiet } from '../support/harness'
 import { tcString } from '../support/tcf'
 import { sleep, waitFor } from '../support/wait'
+import { COOKIEBOT, ONETRUST, SHOPIFY } from './banner-emulations'
 
 /*
- * The issue's three steps for Google Consent Mode and IAB TCF v2.2 in Chromium, Firefox ESR and
- * WebKitGTK alike, through the driver layer of engines.ts. Each page carries the built script tag
- * (dist/), the adapters bundled from src/ as a shop's bundler would, and for TCF the IAB's own CMP
- * API, fed TC strings that the IAB's core library encodes here. The banner is driven only through
- * its own API: gtag('consent', 'update', ...) and the CMP's update(). In each engine:
+ * The issue's three steps for every consent adapter in Chromium, Firefox ESR and WebKitGTK alike,
+ * through the driver layer of engines.ts. Each page carries the built script tag (dist/), the
+ * adapters bundled from src/ as a shop's bundler would, and its banner: for TCF the IAB's own CMP
+ * API, fed TC strings that the IAB's core library encodes here; for OneTrust, Cookiebot and
+ * Shopify the emulations of their documented APIs in banner-emulations.ts. The banner is driven
+ * only through its own API: gtag('consent', 'update', ...), the CMP's update(), the emulations'
+ * load(), accept() and withdraw(). In each engine:
  *   1. before consent, no request reaches the collector, no df_ cookie or df_ localStorage key
  *      exists, and the events tracked meanwhile wait;
  *   2. after consent, the waiting events arrive, each once, with the uid and sid of the cookies;
@@ -23,6 +26,9 @@ const adaptersBundle = () =>
   bundleIife(
     `export { googleConsentMode } from '../../src/integrations/consent/google-consent-mode.ts'
 export { tcfConsent } from '../../src/integrations/consent/tcf.ts'
+export { oneTrustConsent } from '../../src/integrations/consent/onetrust.ts'
+export { cookiebotConsent } from '../../src/integrations/consent/cookiebot.ts'
+export { shopifyConsent } from '../../src/integrations/consent/shopify-privacy.ts'
 export { CmpApi } from '@iabtechlabtcf/cmpapi'`,
     // The IAB's cmpapi has import cycles of its own (response/ ↔ command/); ours must have none.
     { from: import.meta.url, name: 'consentAdapters', ignore: cycleWithin('@iabtechlabtcf/') }
@@ -59,6 +65,23 @@ const tcfPage = (collector: string) =>
 ${scriptTag(collector)}
 <script>setTimeout(() => { window.cmpApi = new consentAdapters.CmpApi(10, 1, true) }, 200)</script>`
 
+/**
+ * The banner's script first, loading its platform only when the test calls `banner.load()`, as
+ * a real one loads a moment later; then the adapter, following it, and our script tag.
+ */
+const emulatedPage = (banner: string, adapter: string) => (collector: string) =>
+  `${STUB}<script>${banner}</script><script>${adapters}</script>
+<script>consentAdapters.${adapter}(${TARGET})</script>
+${scriptTag(collector)}`
+
+/** A banner of the emulations: it loads undecided, then the shopper accepts, then withdraws. */
+const emulated = (banner: string, adapter: string): Banner => ({
+  page: emulatedPage(banner, adapter),
+  ready: 'banner.load()',
+  grant: 'banner.accept()',
+  withdraw: 'banner.withdraw()'
+})
+
 const gtag = (state: string) => `gtag('consent', 'update', { analytics_storage: '${state}' })`
 const cmp = (tc: string, uiVisible: boolean) => `cmpApi.update(${JSON.stringify(tc)}, ${uiVisible})`
 // The shopper accepts storage, measurement and more; on withdrawal they reopen the banner and
@@ -92,7 +115,10 @@ const BANNERS: [string, Banner][] = [
       grant: cmp(ACCEPTED, false),
       withdraw: `(${cmp(ACCEPTED, true)}, ${cmp(WITHDRAWN, false)})`
     }
-  ]
+  ],
+  ['OneTrust', emulated(ONETRUST, 'oneTrustConsent')],
+  ['Cookiebot', emulated(COOKIEBOT, 'cookiebotConsent')],
+  ['Shopify customer privacy', emulated(SHOPIFY, 'shopifyConsent')]
 ]
 
 /** Our cookies by name, as the page sees them: the tracker sets them from script, so none is HttpOnly. */
