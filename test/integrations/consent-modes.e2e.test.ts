@@ -1,8 +1,10 @@
 // @vitest-environment node
-import type { Page } from 'playwright-core'
-import { beforeAll, describe, expect, it } from 'vitest'
+import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import type { Frame, Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { bundleIife, cycleWithin } from '../support/bundle'
-import { chromiumSuite, STUB, watch, whenQuiet } from '../support/harness'
+import { chromiumSuite, startPages, STUB, watch, whenQuiet } from '../support/harness'
 import { tcString } from '../support/tcf'
 import { sleep, waitFor } from '../support/wait'
 
@@ -32,23 +34,32 @@ export { CmpApi } from '@iabtechlabtcf/cmpapi'`,
 const suite = chromiumSuite()
 let adapters: string
 
+// The IAB's CMP stub, as a CMP puts it at the top of the shop's page.
+const IAB_STUB = readFileSync(createRequire(import.meta.url).resolve('@iabtechlabtcf/stub'), 'utf8')
+// A second page server: another origin (its own port) on the same site, as a widget's frame.
+let widgets: Awaited<ReturnType<typeof startPages>>
+
 beforeAll(async () => {
-  adapters = await bundleAdapters()
+  ;[adapters, widgets] = await Promise.all([bundleAdapters(), startPages()])
+})
+afterAll(async () => {
+  await widgets?.close()
 })
 
 const target = `{ consent: (state) => discoveryFeedback('consent', state) }`
 const scriptTag = (pending: boolean) =>
   `<script src="/discovery-feedback.min.js" data-key="KEY" data-endpoint="{{collector}}"${pending ? ' data-consent="pending"' : ''}></script>`
 
-/** What of ours the page holds: df_ cookies (by the browser's own list) and df_ localStorage keys. */
-const ours = async (page: Page) => ({
-  cookies: (await page.context().cookies()).map((cookie) => cookie.name).filter((name) => name.startsWith('df_')),
+/** What of ours the page (or the frame) holds: df_ cookies (by the browser's own list) and df_ localStorage keys. */
+const ours = async (page: Page | Frame) => ({
+  cookies: (await suite.context.cookies()).map((cookie) => cookie.name).filter((name) => name.startsWith('df_')),
   storage: await page.evaluate(() => Object.keys(localStorage).filter((key) => key.startsWith('df_')))
 })
 
-/** Tracks a click in the page, through the script tag's command function. */
-const click = (page: Page, id: string) => page.evaluate((id) => (window as any).discoveryFeedback('click-item', { item_id: id, variant_item_id: id }), id)
-const flush = (page: Page) => page.evaluate(() => (window as any).discoveryFeedback('flush'))
+/** Tracks a click in the page (or the frame), through the script tag's command function. */
+const click = (page: Page | Frame, id: string) =>
+  page.evaluate((id) => (window as any).discoveryFeedback('click-item', { item_id: id, variant_item_id: id }), id)
+const flush = (page: Page | Frame) => page.evaluate(() => (window as any).discoveryFeedback('flush'))
 const sentIds = () =>
   suite.servers.collector
     .events()
@@ -57,16 +68,17 @@ const sentIds = () =>
 
 /**
  * The three steps on a page whose adapter is set up and whose banner is driven by `grant` and
- * `withdraw`: before consent, after it, after withdrawal.
+ * `withdraw`: before consent, after it, after withdrawal. The tracker runs in `frame`, by
+ * default the page itself.
  */
-async function threeSteps(page: Page, grant: () => Promise<unknown>, withdraw: () => Promise<unknown>, waited = true) {
+async function threeSteps(page: Page, grant: () => Promise<unknown>, withdraw: () => Promise<unknown>, waited = true, frame: Page | Frame = page) {
   const { pageErrors } = watch(page)
-  await click(page, 'before')
-  await flush(page)
+  await click(frame, 'before')
+  await flush(frame)
   // Longer than the script tag's one-second batching, with a flush and the page's view-page waiting too.
   await sleep(1500)
   expect(suite.servers.posts()).toEqual([])
-  expect(await ours(page)).toEqual({ cookies: [], storage: [] })
+  expect(await ours(frame)).toEqual({ cookies: [], storage: [] })
 
   await grant()
   await waitFor(() => sentIds().includes('before'), 'the click before at the collector')
@@ -75,20 +87,20 @@ async function threeSteps(page: Page, grant: () => Promise<unknown>, withdraw: (
   if (waited) expect(events.map((event) => event.event)).toEqual(expect.arrayContaining(['view-page', 'click-item']))
   // The events waited without a user and got the shopper's identity at consent.
   expect(events.every((event) => event.user.uid)).toBe(true)
-  expect((await ours(page)).cookies.sort()).toEqual(['df_sid', 'df_uid'])
-  await click(page, 'granted')
+  expect((await ours(frame)).cookies.sort()).toEqual(['df_sid', 'df_uid'])
+  await click(frame, 'granted')
   await waitFor(() => sentIds().includes('granted'), 'the click granted at the collector')
 
   await withdraw()
-  await page.waitForFunction(() => !document.cookie.includes('df_'))
+  await frame.waitForFunction(() => !document.cookie.includes('df_'))
   await whenQuiet(() => suite.servers.posts().length)
   const posts = suite.servers.posts().length
-  await click(page, 'after')
-  await flush(page)
+  await click(frame, 'after')
+  await flush(frame)
   await sleep(1500)
   expect(suite.servers.posts()).toHaveLength(posts)
   expect(sentIds()).toEqual(['before', 'granted'])
-  expect(await ours(page)).toEqual({ cookies: [], storage: [] })
+  expect(await ours(frame)).toEqual({ cookies: [], storage: [] })
   expect(pageErrors).toEqual([])
 }
 
@@ -186,5 +198,55 @@ ${scriptTag(false)}`
     await page.evaluate(() => (window as any).cmpApi.update(null, false))
     await click(page, 'outside')
     await waitFor(() => sentIds().includes('outside'), 'the click outside at the collector')
+  })
+
+  it("in a frame of another origin whose CMP is in the shop's page, reached through the IAB stub's __tcfapiLocator", async () => {
+    // The shop's page: the IAB's own stub (it adds the __tcfapiLocator frame and answers
+    // postMessage calls), the CMP a moment later, and a widget frame from another origin with
+    // our script tag and the adapter, which has no __tcfapi of its own.
+    // The page also records the calls that reach it, and holds a second frame of another origin
+    // that forges the CMP's answers to the widget.
+    suite.servers.page(
+      '/tcf-top',
+      `<script>window.calls = []; addEventListener('message', (event) => event.data.__tcfapiCall && calls.push(event.data.__tcfapiCall))</script>
+<script>${IAB_STUB}</script><script>${adapters}</script>
+<iframe name="widget" src="${widgets.origin}/tcf-widget"></iframe>
+<iframe name="forger" src="${widgets.origin}/forger"></iframe>
+<script>setTimeout(() => { window.cmpApi = new consentAdapters.CmpApi(10, 1, true) }, 200)</script>`
+    )
+    widgets.page(
+      '/tcf-widget',
+      `${STUB}<script>${adapters}</script>
+<script>consentAdapters.tcfConsent(${target})</script>
+${scriptTag(false).replace('{{collector}}', suite.servers.collector.url)}`
+    )
+    widgets.page('/forger', '')
+    const page = await suite.context.newPage()
+    await page.goto(suite.servers.origin + '/tcf-top')
+    await page.waitForFunction(() => (window as any).cmpApi)
+    const widget = page.frames().find((frame) => frame.url().startsWith(widgets.origin))!
+    expect(await widget.evaluate(() => typeof (window as any).__tcfapi)).toBe('undefined')
+    await widget.waitForFunction(() => (window as any).discoveryFeedback.tracker)
+    const update = (tc: string, ui: boolean) => page.evaluate(([tc, ui]) => (window as any).cmpApi.update(tc, ui), [tc, ui] as const)
+    await update('', true)
+    // Answers that would grant, with the callId of the widget's registration, as an object and as
+    // JSON, from a window that is not the CMP's: ignored, so the first step still sees nothing sent.
+    const callId = await page.evaluate(() => (window as any).calls.find((call: { command: string }) => call.command == 'addEventListener').callId)
+    const forger = page.frames().find((frame) => frame.name() == 'forger')!
+    await forger.evaluate((callId) => {
+      const granting = { __tcfapiReturn: { callId, success: true, returnValue: { gdprApplies: false, listenerId: 99 } } }
+      parent.frames['widget' as unknown as number].postMessage(granting, '*')
+      parent.frames['widget' as unknown as number].postMessage(JSON.stringify(granting), '*')
+    }, callId)
+    await threeSteps(
+      page,
+      () => update(tcString([1, 2, 7, 8, 9, 10]), false),
+      async () => {
+        await update(tcString([1, 2, 7, 8, 9, 10]), true)
+        await update(tcString([1, 7]), false)
+      },
+      true,
+      widget
+    )
   })
 })

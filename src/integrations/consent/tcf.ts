@@ -1,5 +1,6 @@
 // IAB TCF v2.2 → the tracker's consent, through the page's CMP API (`window.__tcfapi`).
 import { consentDriver } from './driver'
+import { framedTcfApi, type FramedTcfApi, type TcfApi } from './tcf-frame'
 import type { Consent, ConsentTarget, StopFollowing } from './types'
 
 export interface TcfOptions {
@@ -16,7 +17,10 @@ export interface TcfOptions {
   vendorId?: number
   /** Where purpose consent is read: the purposes' `'purpose'` consents (default), or the publisher segment's `'publisher'` consents. */
   source?: 'purpose' | 'publisher'
-  /** How long to wait, in ms, for `window.__tcfapi` (the CMP or its stub) to appear. Default 10000; the tracker stays pending after. */
+  /**
+   * How long to wait, in ms, for `window.__tcfapi` (the CMP or its stub) or an ancestor frame's
+   * `__tcfapiLocator` to appear. Default 10000; the tracker stays pending after.
+   */
   timeout?: number
 }
 
@@ -31,10 +35,15 @@ interface TCData {
   publisher?: { consents?: Record<number, boolean> }
 }
 
-type TcfApi = (command: string, version: number, callback: (data: TCData, success: boolean) => void, parameter?: unknown) => void
+/** The field of the CMP API's PingReturn that says whether the CMP itself, not only its stub, answers. */
+interface PingReturn {
+  cmpLoaded?: boolean
+}
 
 // How often the page is looked at for a CMP that has not loaded yet.
 const POLL = 50
+// How often a CMP in another frame is asked again for its state (see reask below).
+const REASK = 1000
 
 /**
  * Follows an IAB TCF v2.2 CMP and drives `tracker.consent()`: `'pending'` at once, then
@@ -48,14 +57,15 @@ const POLL = 50
  *
  * - Registers with `__tcfapi('addEventListener', 2, callback)`. The CMP's stub, when the page has
  *   one, takes the call into its queue until the CMP loads; when there is no `__tcfapi` yet it is
- *   looked for every 50 ms until `timeout`. A CMP that never comes means no consent (CMP API
+ *   looked for every 50 ms until `timeout`. In a frame whose CMP is in an ancestor frame, the
+ *   calls go there by postMessage, through its `__tcfapiLocator` frame (tcf-frame.ts), and the
+ *   state is asked for again every second (see `reask`). A CMP that never comes means no consent (CMP API
  *   v2: "vendors should assume no consent"): the tracker stays pending, nothing stored or sent.
  * - Acts on `tcloaded` (a stored choice) and `useractioncomplete` (the shopper just chose)
  *   only; during `cmpuishown` every consent reads false by definition, so it changes nothing.
  * - `gdprApplies` false → granted; undefined → the CMP has not decided, still pending.
  * - `purposeOneTreatment` true (purpose 1 not disclosed, as some countries allow) → purpose 1 is
  *   not required.
- * - A CMP in a parent frame reached only by postMessage (`__tcfapiLocator`) is not followed.
  */
 export function tcfConsent(tracker: ConsentTarget, options: TcfOptions = {}): StopFollowing {
   if (typeof window == 'undefined') return () => {}
@@ -67,7 +77,10 @@ export function tcfConsent(tracker: ConsentTarget, options: TcfOptions = {}): St
   const driver = consentDriver(tracker)
   let listenerId: number | undefined
   let api: TcfApi | undefined
+  // A CMP in an ancestor frame: the message listener that hears its answers.
+  let framed: FramedTcfApi | undefined
   let poll: ReturnType<typeof setInterval> | undefined
+  let reasking: ReturnType<typeof setInterval> | undefined
 
   const apply = driver.set
 
@@ -83,23 +96,28 @@ export function tcfConsent(tracker: ConsentTarget, options: TcfOptions = {}): St
   }
 
   const remove = () => {
+    // Until the CMP has named the listener it cannot be removed: the listener does it when the name comes.
     if (api && listenerId != null) call(api, 'removeEventListener', () => {}, listenerId)
   }
 
-  const listener = (data: TCData, success: boolean) => {
-    if (!success || !data || typeof data != 'object') return
-    // The first call comes at registration, with our listenerId (CMP API v2, addEventListener).
-    if (listenerId == null && typeof data.listenerId == 'number') {
-      listenerId = data.listenerId
-      // Stopped before the CMP answered: remove the listener now that it can be named.
-      if (driver.stopped) return remove()
-    }
-    if (driver.stopped) return
+  /** An answer of the CMP: passed on as a state when it decides one. */
+  const heard = (data: TCData, success: boolean) => {
+    if (!success || !data || typeof data != 'object' || driver.stopped) return
     const state = decide(data)
     if (state) apply(state)
   }
 
-  const call = (tcfapi: TcfApi, command: string, callback: (data: TCData, success: boolean) => void, parameter?: unknown) => {
+  const listener = (data: TCData, success: boolean) => {
+    // The first call comes at registration, with our listenerId (CMP API v2, addEventListener).
+    if (listenerId == null && data && typeof data.listenerId == 'number') {
+      listenerId = data.listenerId
+      // Stopped before the CMP answered: remove the listener now that it can be named.
+      if (driver.stopped) return remove()
+    }
+    heard(data, success)
+  }
+
+  const call = <Data>(tcfapi: TcfApi, command: string, callback: (data: Data, success: boolean) => void, parameter?: unknown) => {
     try {
       tcfapi(command, 2, callback, parameter)
     } catch {
@@ -107,10 +125,34 @@ export function tcfConsent(tracker: ConsentTarget, options: TcfOptions = {}): St
     }
   }
 
+  /**
+   * A CMP in another frame answers through its stub's message handler, and the IAB's own stub
+   * (@iabtechlabtcf/stub) posts back only what the CMP answers during the call itself: the state
+   * at registration, never a later change. So a frame asks again every second, once the CMP
+   * itself answers (ping): a listener added, answered at once with the current state, and
+   * removed. A CMP whose stub does post later changes is heard at once too; the driver passes
+   * each state on once.
+   */
+  const reask = (tcfapi: TcfApi) =>
+    call(tcfapi, 'ping', (ping: PingReturn) => {
+      if (driver.stopped || !ping || ping.cmpLoaded !== true) return
+      call(tcfapi, 'addEventListener', (data: TCData, success: boolean) => {
+        if (data && typeof data.listenerId == 'number') call(tcfapi, 'removeEventListener', () => {}, data.listenerId)
+        heard(data, success)
+      })
+    })
+
   const found = () => {
-    if (typeof page.__tcfapi != 'function') return false
-    api = page.__tcfapi
-    call(api, 'addEventListener', listener)
+    if (typeof page.__tcfapi == 'function') {
+      api = page.__tcfapi
+    } else {
+      framed = framedTcfApi()
+      api = framed?.api
+    }
+    const cmp = api
+    if (!cmp) return false
+    call(cmp, 'addEventListener', listener)
+    if (framed) reasking = setInterval(() => reask(cmp), REASK)
     return true
   }
 
@@ -126,6 +168,9 @@ export function tcfConsent(tracker: ConsentTarget, options: TcfOptions = {}): St
     if (driver.stopped) return
     driver.stop()
     clearInterval(poll)
+    clearInterval(reasking)
     remove()
+    // A framed CMP's answers are no longer heard, the listener's name among them if it has not come yet.
+    framed?.close()
   }
 }
