@@ -21,7 +21,7 @@ const bundleAdapters = () =>
   bundleIife(
     `export { googleConsentMode } from '../../src/integrations/consent/google-consent-mode.ts'
 export { tcfConsent } from '../../src/integrations/consent/tcf.ts'
-export { CmpApi } from '@iabtechlabtcf/cmpapi'`,
+export { CmpApi, CmpApiModel } from '@iabtechlabtcf/cmpapi'`,
     {
       from: import.meta.url,
       name: 'consentAdapters',
@@ -81,7 +81,8 @@ async function threeSteps(page: Page, grant: () => Promise<unknown>, withdraw: (
   expect(await ours(frame)).toEqual({ cookies: [], storage: [] })
 
   await grant()
-  await waitFor(() => sentIds().includes('before'), 'the click before at the collector')
+  // Longer than the default: in a frame, the state is asked for once a second.
+  await waitFor(() => sentIds().includes('before'), 'the click before at the collector', 15000)
   const events = suite.servers.collector.events()
   // The page's view-page and click waited in memory (unless a denied default dropped them).
   if (waited) expect(events.map((event) => event.event)).toEqual(expect.arrayContaining(['view-page', 'click-item']))
@@ -89,7 +90,7 @@ async function threeSteps(page: Page, grant: () => Promise<unknown>, withdraw: (
   expect(events.every((event) => event.user.uid)).toBe(true)
   expect((await ours(frame)).cookies.sort()).toEqual(['df_sid', 'df_uid'])
   await click(frame, 'granted')
-  await waitFor(() => sentIds().includes('granted'), 'the click granted at the collector')
+  await waitFor(() => sentIds().includes('granted'), 'the click granted at the collector', 15000)
 
   await withdraw()
   await frame.waitForFunction(() => !document.cookie.includes('df_'))
@@ -202,17 +203,23 @@ ${scriptTag(false)}`
 
   it("in a frame of another origin whose CMP is in the shop's page, reached through the IAB stub's __tcfapiLocator", async () => {
     // The shop's page: the IAB's own stub (it adds the __tcfapiLocator frame and answers
-    // postMessage calls), the CMP a moment later, and a widget frame from another origin with
-    // our script tag and the adapter, which has no __tcfapi of its own.
-    // The page also records the calls that reach it, and holds a second frame of another origin
-    // that forges the CMP's answers to the widget.
+    // postMessage calls), a widget frame from another origin with our script tag and the
+    // adapter, which has no __tcfapi of its own, and a second frame of another origin that
+    // forges the CMP's answers to the widget. The CMP comes when the test says. Until then the
+    // page records the calls that reach it and keeps them from the stub, as a page whose CMP
+    // does not answer yet: they are lost, and later ones must still get through.
     suite.servers.page(
       '/tcf-top',
-      `<script>window.calls = []; addEventListener('message', (event) => event.data.__tcfapiCall && calls.push(event.data.__tcfapiCall))</script>
+      `<script>window.calls = []; window.holding = true
+addEventListener('message', (event) => {
+  const call = event.data?.__tcfapiCall
+  if (!call) return
+  calls.push(call)
+  if (holding) event.stopImmediatePropagation()
+})</script>
 <script>${IAB_STUB}</script><script>${adapters}</script>
 <iframe name="widget" src="${widgets.origin}/tcf-widget"></iframe>
-<iframe name="forger" src="${widgets.origin}/forger"></iframe>
-<script>setTimeout(() => { window.cmpApi = new consentAdapters.CmpApi(10, 1, true) }, 200)</script>`
+<iframe name="forger" src="${widgets.origin}/forger"></iframe>`
     )
     widgets.page(
       '/tcf-widget',
@@ -223,24 +230,40 @@ ${scriptTag(false).replace('{{collector}}', suite.servers.collector.url)}`
     widgets.page('/forger', '')
     const page = await suite.context.newPage()
     await page.goto(suite.servers.origin + '/tcf-top')
-    await page.waitForFunction(() => (window as any).cmpApi)
-    const widget = page.frames().find((frame) => frame.url().startsWith(widgets.origin))!
+    const widget = page.frame({ name: 'widget' })!
+    const forger = page.frame({ name: 'forger' })!
+    await widget.waitForFunction(() => (window as any).discoveryFeedback?.tracker)
     expect(await widget.evaluate(() => typeof (window as any).__tcfapi)).toBe('undefined')
-    await widget.waitForFunction(() => (window as any).discoveryFeedback.tracker)
+
+    // The widget asks (ping) through the locator. The forger answers its latest question, as an
+    // object and as JSON, with a loaded CMP: from a window that is not the CMP's, so ignored,
+    // and the widget never goes on to register a listener.
+    await page.waitForFunction(() => (window as any).calls.some((call: { command: string }) => call.command == 'ping'))
+    const pings = await page.evaluate(() => (window as any).calls.filter((call: { command: string }) => call.command == 'ping'))
+    await forger.evaluate(
+      (callId) => {
+        const widget = parent.frames['widget' as unknown as number]
+        const loaded = { __tcfapiReturn: { callId, success: true, returnValue: { cmpStatus: 'loaded', cmpLoaded: true } } }
+        widget.postMessage(loaded, '*')
+        widget.postMessage(JSON.stringify(loaded), '*')
+      },
+      pings[pings.length - 1].callId
+    )
+    const registered = () => page.evaluate(() => (window as any).calls.some((call: { command: string }) => call.command == 'addEventListener'))
+
     const update = (tc: string, ui: boolean) => page.evaluate(([tc, ui]) => (window as any).cmpApi.update(tc, ui), [tc, ui] as const)
-    await update('', true)
-    // Answers that would grant, with the callId of the widget's registration, as an object and as
-    // JSON, from a window that is not the CMP's: ignored, so the first step still sees nothing sent.
-    const callId = await page.evaluate(() => (window as any).calls.find((call: { command: string }) => call.command == 'addEventListener').callId)
-    const forger = page.frames().find((frame) => frame.name() == 'forger')!
-    await forger.evaluate((callId) => {
-      const granting = { __tcfapiReturn: { callId, success: true, returnValue: { gdprApplies: false, listenerId: 99 } } }
-      parent.frames['widget' as unknown as number].postMessage(granting, '*')
-      parent.frames['widget' as unknown as number].postMessage(JSON.stringify(granting), '*')
-    }, callId)
     await threeSteps(
       page,
-      () => update(tcString([1, 2, 7, 8, 9, 10]), false),
+      async () => {
+        expect(await registered()).toBe(false)
+        // The CMP loads, shows its banner, and the shopper accepts.
+        await page.evaluate(() => {
+          ;(window as any).holding = false
+          ;(window as any).cmpApi = new (window as any).consentAdapters.CmpApi(10, 1, true)
+        })
+        await update('', true)
+        await update(tcString([1, 2, 7, 8, 9, 10]), false)
+      },
       async () => {
         await update(tcString([1, 2, 7, 8, 9, 10]), true)
         await update(tcString([1, 7]), false)
@@ -248,5 +271,10 @@ ${scriptTag(false).replace('{{collector}}', suite.servers.collector.url)}`
       true,
       widget
     )
+    // The widget went on asking once a second, and removed each question's listener once it was
+    // answered: the CMP's listeners (the page registers none of its own) come back to none.
+    const questions = await page.evaluate(() => (window as any).calls.filter((call: { command: string }) => call.command == 'addEventListener').length)
+    expect(questions).toBeGreaterThanOrEqual(3)
+    await page.waitForFunction(() => (window as any).consentAdapters.CmpApiModel.eventQueue.size == 0, undefined, { timeout: 5000 })
   })
 })

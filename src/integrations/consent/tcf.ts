@@ -37,13 +37,13 @@ interface TCData {
 
 /** The field of the CMP API's PingReturn that says whether the CMP itself, not only its stub, answers. */
 interface PingReturn {
-  cmpLoaded?: boolean
+  cmpStatus?: string
 }
 
 // How often the page is looked at for a CMP that has not loaded yet.
 const POLL = 50
-// How often a CMP in another frame is asked again for its state (see reask below).
-const REASK = 1000
+// How often a CMP in another frame is asked for its state (see ask below).
+const ASK_EVERY = 1000
 
 /**
  * Follows an IAB TCF v2.2 CMP and drives `tracker.consent()`: `'pending'` at once, then
@@ -57,10 +57,11 @@ const REASK = 1000
  *
  * - Registers with `__tcfapi('addEventListener', 2, callback)`. The CMP's stub, when the page has
  *   one, takes the call into its queue until the CMP loads; when there is no `__tcfapi` yet it is
- *   looked for every 50 ms until `timeout`. In a frame whose CMP is in an ancestor frame, the
- *   calls go there by postMessage, through its `__tcfapiLocator` frame (tcf-frame.ts), and the
- *   state is asked for again every second (see `reask`). A CMP that never comes means no consent (CMP API
- *   v2: "vendors should assume no consent"): the tracker stays pending, nothing stored or sent.
+ *   looked for every 50 ms until `timeout`. A CMP that never comes means no consent (CMP API v2:
+ *   "vendors should assume no consent"): the tracker stays pending, nothing stored or sent.
+ * - In a frame whose CMP is in an ancestor frame, the calls go there by postMessage, through its
+ *   `__tcfapiLocator` frame (tcf-frame.ts), and the state is asked for every second (see `ask`).
+ *   A same-origin frame goes the same way, so that every frame works alike whatever its origin.
  * - Acts on `tcloaded` (a stored choice) and `useractioncomplete` (the shopper just chose)
  *   only; during `cmpuishown` every consent reads false by definition, so it changes nothing.
  * - `gdprApplies` false → granted; undefined → the CMP has not decided, still pending.
@@ -80,7 +81,7 @@ export function tcfConsent(tracker: ConsentTarget, options: TcfOptions = {}): St
   // A CMP in an ancestor frame: the message listener that hears its answers.
   let framed: FramedTcfApi | undefined
   let poll: ReturnType<typeof setInterval> | undefined
-  let reasking: ReturnType<typeof setInterval> | undefined
+  let asking: ReturnType<typeof setInterval> | undefined
 
   const apply = driver.set
 
@@ -128,16 +129,16 @@ export function tcfConsent(tracker: ConsentTarget, options: TcfOptions = {}): St
   /**
    * A CMP in another frame answers through its stub's message handler, and the IAB's own stub
    * (@iabtechlabtcf/stub) posts back only what the CMP answers during the call itself: the state
-   * at registration, never a later change. So a frame asks again every second, once the CMP
-   * itself answers (ping): a listener added, answered at once with the current state, and
-   * removed. A CMP whose stub does post later changes is heard at once too; the driver passes
-   * each state on once.
+   * at registration, never a later change, and nothing at all for a call it queued until the CMP
+   * loaded. So a frame keeps no listener there; it asks every second instead, once the CMP says
+   * it has loaded (ping's cmpStatus): a listener added, answered at once with the current state,
+   * and removed. The driver passes each state on once.
    */
-  const reask = (tcfapi: TcfApi) =>
-    call(tcfapi, 'ping', (ping: PingReturn) => {
-      if (driver.stopped || !ping || ping.cmpLoaded !== true) return
-      call(tcfapi, 'addEventListener', (data: TCData, success: boolean) => {
-        if (data && typeof data.listenerId == 'number') call(tcfapi, 'removeEventListener', () => {}, data.listenerId)
+  const ask = (cmp: TcfApi) =>
+    call(cmp, 'ping', (ping: PingReturn) => {
+      if (driver.stopped || !ping || ping.cmpStatus != 'loaded') return
+      call(cmp, 'addEventListener', (data: TCData, success: boolean) => {
+        if (data && typeof data.listenerId == 'number') call(cmp, 'removeEventListener', () => {}, data.listenerId)
         heard(data, success)
       })
     })
@@ -151,8 +152,12 @@ export function tcfConsent(tracker: ConsentTarget, options: TcfOptions = {}): St
     }
     const cmp = api
     if (!cmp) return false
-    call(cmp, 'addEventListener', listener)
-    if (framed) reasking = setInterval(() => reask(cmp), REASK)
+    if (framed) {
+      ask(cmp)
+      asking = setInterval(() => ask(cmp), ASK_EVERY)
+    } else {
+      call(cmp, 'addEventListener', listener)
+    }
     return true
   }
 
@@ -168,9 +173,9 @@ export function tcfConsent(tracker: ConsentTarget, options: TcfOptions = {}): St
     if (driver.stopped) return
     driver.stop()
     clearInterval(poll)
-    clearInterval(reasking)
+    clearInterval(asking)
     remove()
-    // A framed CMP's answers are no longer heard, the listener's name among them if it has not come yet.
+    // A framed CMP's answers are no longer heard.
     framed?.close()
   }
 }
