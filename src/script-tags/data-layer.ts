@@ -93,7 +93,7 @@ function whenTracker(page: Page, use: (tracker: Tracker) => void) {
   const command = pageCommand(page)
   // The stub as it is now: its queue holds what the page tracked before the tracker loaded.
   const stub = command()
-  const loadedAtStart = !!command().tracker
+  const loadedAtStart = !!stub.tracker
 
   const data = document.currentScript?.dataset || {}
   // A bare attribute (data-value-includes-tax-and-shipping) counts as true, as in HTML.

@@ -2,6 +2,7 @@ import { attempt } from '../../shared/attempt'
 import { UID_COOKIE } from '../../shared/ids'
 import { encode } from '../../shared/json'
 import type { LineItem } from '../../shared/types'
+import { whenLeaving } from './leaving'
 
 /*
  * The cart as the data layer last showed it. SPEC's update-cart carries the whole cart, but
@@ -28,6 +29,13 @@ const trackerStores = () => attempt(() => document.cookie.split(/;\s*/).some((pa
 
 const forgetStored = () => attempt(() => sessionStorage.removeItem(KEY))
 
+/** Writes the cart into the tab's storage; false when the storage refused it (quota, blocked). */
+const writeStored = (lines: LineItem[]) =>
+  attempt(() => {
+    sessionStorage.setItem(KEY, encode(lines))
+    return true
+  }) ?? false
+
 /** The whole cart, if this tab has seen it. */
 export function knownCart(): LineItem[] | undefined {
   if (!trackerStores()) forgetStored()
@@ -53,15 +61,10 @@ export function rememberCart(lines: LineItem[] | undefined) {
     forgetStored()
     return
   }
-  try {
-    sessionStorage.setItem(KEY, encode(lines))
-    stored = true
-  } catch {
-    // Quota or blocked: the page's memory serves this page. An older stored cart must not serve
-    // the next page: it is removed if the storage lets us.
-    stored = false
-    forgetStored()
-  }
+  stored = writeStored(lines)
+  // Refused: the page's memory serves this page. An older stored cart must not serve the next
+  // page: it is removed if the storage lets us.
+  if (!stored) forgetStored()
 }
 
 /** Consent withdrawn: nothing of the cart stays stored. */
@@ -73,12 +76,9 @@ export const forgetStoredCart = forgetStored
  * by then, so that the next page of the tab knows it.
  */
 export function storeCartWhenLeaving(signal: AbortSignal) {
-  const store = () => {
-    if (memory && trackerStores()) attempt(() => sessionStorage.setItem(KEY, encode(memory)))
-  }
-  const options = { capture: true, signal }
-  addEventListener('visibilitychange', () => document.visibilityState == 'hidden' && store(), options)
-  addEventListener('pagehide', store, options)
+  whenLeaving(() => {
+    if (memory && trackerStores()) writeStored(memory)
+  }, signal)
 }
 
 /** The cart after adding (sign 1) or removing (sign -1) these lines; lines left with no unit go. */

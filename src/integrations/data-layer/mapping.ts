@@ -5,10 +5,11 @@ import type { EventProperties, FeedbackError, LineItem } from '../../shared/type
 import type { CatalogIds, DataLayerOptions, Ga4Item } from './types'
 
 /*
- * What GA4's e-commerce events become in SPEC's (README "GA4 data layer", the bridge's table). Each function takes a GA4 event's parameters as the page pushed them and
- * returns SPEC's properties, or throws a FeedbackError naming the GA4 event and its field. An
- * item that cannot be mapped is reported on its own (`report`) and left out, so one bad item
- * never costs an order its purchase.
+ * What GA4's e-commerce events become in SPEC's (README "GA4 data layer", the bridge's table).
+ * Each function takes a GA4 event's parameters as the page pushed them and returns SPEC's
+ * properties, or throws a FeedbackError naming the GA4 event and its field. An item that cannot
+ * be mapped is reported on its own (`report`) and left out, so one bad item never costs an order
+ * its purchase.
  */
 
 type Report = (error: FeedbackError) => void
@@ -147,11 +148,14 @@ export function createGa4Mapping(options: DataLayerOptions) {
     return properties
   }
 
-  /** select_item → click-item of its item; GA4 expects one item in it, and only the first is read. */
-  const clickOf = (parameters: Ga4Parameters): CatalogIds => idsOf('select_item', 'items[0]', itemsOf('select_item', parameters)[0])
+  /** The ids of an event's first item: the one item GA4 expects in a select_item or a view_item. */
+  const firstItemIds = (event: string, parameters: Ga4Parameters): CatalogIds => idsOf(event, 'items[0]', itemsOf(event, parameters)[0])
 
-  /** view_item → the product of the page's view-page: its first item. */
-  const productOf = (parameters: Ga4Parameters): CatalogIds => idsOf('view_item', 'items[0]', itemsOf('view_item', parameters)[0])
+  /** select_item → click-item of its item. */
+  const clickOf = (parameters: Ga4Parameters) => firstItemIds('select_item', parameters)
+
+  /** view_item → the product of the page's view-page. */
+  const productOf = (parameters: Ga4Parameters) => firstItemIds('view_item', parameters)
 
   /**
    * The lines of a cart event: the whole cart (view_cart, begin_checkout …), which may be

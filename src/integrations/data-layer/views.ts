@@ -1,4 +1,5 @@
 import { followPageViews } from '../../shared/page-views'
+import { whenLeaving } from './leaving'
 
 /*
  * Whether a view_item may still name the product of its page's view-page. The tracker's
@@ -34,10 +35,8 @@ export function followViews({ automatic, viewedAlready }: ViewTiming, signal: Ab
     // tracker recorded. A bridge that wrapped history before the tracker hears the navigation
     // first, and may count a view_item between the two timers as late: never as a second view.
     const pageViews = followPageViews(() => (viewedUrl = location.href), signal)
-    const options = { capture: true, signal }
     // Hidden or left before its task came, the page's due view is recorded at once by the tracker.
-    addEventListener('visibilitychange', () => document.visibilityState == 'hidden' && pageViews.recordDue(), options)
-    addEventListener('pagehide', pageViews.recordDue, options)
+    whenLeaving(pageViews.recordDue, signal)
     // Back from the back/forward cache, the tracker views the page again.
     addEventListener(
       'pageshow',
@@ -46,7 +45,7 @@ export function followViews({ automatic, viewedAlready }: ViewTiming, signal: Ab
         viewedUrl = undefined
         pageViews.restored()
       },
-      options
+      { capture: true, signal }
     )
   }
   return {
