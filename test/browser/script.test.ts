@@ -2,21 +2,13 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import type { CommandFunction } from '../../src/index'
 import { ENDPOINT, network, resetPage } from '../support/helpers'
 import { quietConsole } from '../support/console'
+import { installStub, runScriptTag } from '../support/script-tags'
 
-const STUB =
-  'window.discoveryFeedback=typeof discoveryFeedback=="function"?discoveryFeedback:function(){(discoveryFeedback.q=discoveryFeedback.q||[]).push(arguments)};'
 const global = window as unknown as { discoveryFeedback?: any }
 
-// Runs the README's stub snippet as the page would.
-const installStub = () => new Function(STUB)()
-
+/** Runs the tracker's script tag with these data-* attributes; its command function. */
 async function loadScript(dataset: Record<string, string> = {}) {
-  const script = document.createElement('script')
-  Object.assign(script.dataset, dataset)
-  Object.defineProperty(document, 'currentScript', { value: script, configurable: true })
-  vi.resetModules()
-  await import('../../src/script-tags/tracker')
-  Object.defineProperty(document, 'currentScript', { value: null, configurable: true })
+  await runScriptTag('tracker', dataset)
   return global.discoveryFeedback as CommandFunction
 }
 

@@ -1,7 +1,8 @@
 import { expect, it, vi } from 'vitest'
 import { quietConsole } from '../support/console'
 import { network, resetPage } from '../support/helpers'
-import { clickBothWays, command, loadScript, loadTracker, ONE_CLICK_AND_THE_VIEW } from './script-tag-page'
+import { clickBothWays, command, loadTracker, ONE_CLICK_AND_THE_VIEW } from './script-tag-page'
+import { runScriptTag } from '../support/script-tags'
 
 // A page that declared `var discoveryFeedback = …`: a global no accessor can replace. It stays on
 // the window for good, so this file has a page of its own.
@@ -16,7 +17,7 @@ it('hears the page calls when the page declared the name with var', async () => 
     ;(stub.q ||= []).push(arguments)
   } as ((...args: unknown[]) => void) & { q?: unknown[] }
   Object.defineProperty(window, 'discoveryFeedback', { value: stub, writable: true, enumerable: true, configurable: false })
-  await loadScript('data-layer')
+  await runScriptTag('data-layer')
   await loadTracker()
   expect(await clickBothWays(net)).toEqual(ONE_CLICK_AND_THE_VIEW)
   command().tracker!.destroy()

@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { quietConsole } from '../support/console'
 import { ENDPOINT, network, resetPage } from '../support/helpers'
-import { clickBothWays, command, loadScript, loadTracker, ONE_CLICK_AND_THE_VIEW, page, sent, shirt, STUB } from './script-tag-page'
+import { clickBothWays, command, loadTracker, ONE_CLICK_AND_THE_VIEW, page, sent, shirt } from './script-tag-page'
+import { installStub, runScriptTag } from '../support/script-tags'
 
 // The bridge's script tag (src/script-tags/data-layer.ts) with the tracker's, run as a page runs
 // them: the README's stub, the add-on and the tracker's file in either order, calls through
@@ -27,9 +28,9 @@ afterEach(() => {
 describe('the data-layer script tag', () => {
   it('before the tracker: its view-page, queued, names the page view; a click the page also tracked goes once', async () => {
     const net = network()
-    new Function(STUB)()
+    installStub()
     page.dataLayer = [{ event: 'view_item', ecommerce: { items: [shirt] } }]
-    await loadScript('data-layer')
+    await runScriptTag('data-layer')
     // The same click, through the bridge and through the page's own call, both before the tracker loads.
     page.dataLayer.push({ event: 'select_item', ecommerce: { items: [shirt] } })
     command()('click-item', { item_id: 'SKU-1', variant_item_id: 'SKU-1' })
@@ -42,8 +43,8 @@ describe('the data-layer script tag', () => {
 
   it("after the tracker: hears the page's own calls from the moment the tracker exists", async () => {
     const net = network()
-    new Function(STUB)()
-    await loadScript('data-layer')
+    installStub()
+    await runScriptTag('data-layer')
     await loadTracker()
     // Nothing of the bridge's has gone through the tracker yet: the page's calls come first.
     command()('view-page', { item_id: 'SKU-1', variant_item_id: 'SKU-1' })
@@ -57,9 +58,9 @@ describe('the data-layer script tag', () => {
 
   it('with a tracker that waits for init: its view-page queued once, though view_item is pushed twice', async () => {
     const net = network()
-    new Function(STUB)()
-    await loadScript('data-layer')
-    await loadScript('tracker')
+    installStub()
+    await runScriptTag('data-layer')
+    await runScriptTag('tracker')
     page.dataLayer!.push({ event: 'view_item', ecommerce: { items: [shirt] } }, { event: 'view_item', ecommerce: { items: [{ ...shirt, item_id: 'SKU-1b' }] } })
     command()('init', { key: 'KEY', endpoint: ENDPOINT })
     expect(await sent(net)).toEqual([['view-page', 'SKU-1']])
@@ -67,14 +68,14 @@ describe('the data-layer script tag', () => {
 
   it('takes its options from its data-* attributes, a bare one as true', async () => {
     const net = network()
-    new Function(STUB)()
+    installStub()
     page.dataLayer = []
     ;(window as unknown as Record<string, unknown>).shopLayer = [
       { event: 'purchase', ecommerce: { transaction_id: 'T-1', currency: 'EUR', value: 10, tax: 2, items: [shirt] } },
       { event: 'select_item', ecommerce: { items: [shirt] } }
     ]
-    await loadScript('data-layer', { dataLayer: 'shopLayer', valueIncludesTaxAndShipping: '', events: 'purchase, view_item', autoViewPage: 'false' })
-    await loadScript('tracker', { key: 'KEY', endpoint: ENDPOINT, autoViewPage: 'false' })
+    await runScriptTag('data-layer', { dataLayer: 'shopLayer', valueIncludesTaxAndShipping: '', events: 'purchase, view_item', autoViewPage: 'false' })
+    await runScriptTag('tracker', { key: 'KEY', endpoint: ENDPOINT, autoViewPage: 'false' })
     await command().tracker!.flush()
     expect(net.events().map((event) => [event.event, (event.properties as { revenue?: number }).revenue])).toEqual([['purchase', 10]])
     delete (window as unknown as Record<string, unknown>).shopLayer
@@ -82,16 +83,16 @@ describe('the data-layer script tag', () => {
 
   it("hears the page's calls with the add-on first and the README's stub after it, which assigns the name again", async () => {
     const net = network()
-    await loadScript('data-layer')
-    new Function(STUB)()
+    await runScriptTag('data-layer')
+    installStub()
     await loadTracker()
     expect(await clickBothWays(net)).toEqual(ONE_CLICK_AND_THE_VIEW)
   })
 
   it('counts the echo window from the moment a queued event reaches the tracker, not from when it was queued', async () => {
     const net = network()
-    new Function(STUB)()
-    await loadScript('data-layer')
+    installStub()
+    await runScriptTag('data-layer')
     const line = { item_id: 'SKU-1', variant_item_id: 'SKU-1', unit_price: 20, quantity: 1 }
     page.dataLayer!.push({ event: 'view_cart', ecommerce: { items: [shirt] } })
     // The cart page's own call, its fields in another order.
@@ -108,7 +109,7 @@ describe('the data-layer script tag', () => {
 
   it('takes calls on a stub the page froze', async () => {
     const net = network()
-    await loadScript('data-layer')
+    await runScriptTag('data-layer')
     Object.freeze(page.discoveryFeedback)
     expect(() => command()('click-item', { item_id: 'SKU-1', variant_item_id: 'SKU-1' })).not.toThrow()
     await loadTracker()

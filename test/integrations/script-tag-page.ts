@@ -1,25 +1,15 @@
 import { vi } from 'vitest'
 import type { CommandFunction } from '../../src/index'
 import { ENDPOINT, type network } from '../support/helpers'
+import { runScriptTag } from '../support/script-tags'
 
 // A page in jsdom running the script tags as a browser runs files: the README's stub, the
 // tracker's file and the data-layer add-on, each with its data-* attributes.
 
-export const STUB =
-  'window.discoveryFeedback=typeof discoveryFeedback=="function"?discoveryFeedback:function(){(discoveryFeedback.q=discoveryFeedback.q||[]).push(arguments)};'
 export const page = window as unknown as { discoveryFeedback?: any; discoveryFeedbackDataLayer?: boolean; dataLayer?: unknown[] }
 export const shirt = { item_id: 'SKU-1', price: 20 }
 
-/** Runs a script-tag entry as the browser runs a file, with its data-* attributes. */
-export async function loadScript(entry: 'tracker' | 'data-layer', dataset: Record<string, string> = {}) {
-  const script = document.createElement('script')
-  Object.assign(script.dataset, dataset)
-  Object.defineProperty(document, 'currentScript', { value: script, configurable: true })
-  vi.resetModules()
-  await import(entry == 'tracker' ? '../../src/script-tags/tracker' : '../../src/script-tags/data-layer')
-  Object.defineProperty(document, 'currentScript', { value: null, configurable: true })
-}
-export const loadTracker = () => loadScript('tracker', { key: 'KEY', endpoint: ENDPOINT })
+export const loadTracker = () => runScriptTag('tracker', { key: 'KEY', endpoint: ENDPOINT })
 export const command = () => page.discoveryFeedback as CommandFunction & ((...args: unknown[]) => void)
 
 /** The events sent, once the page has had time for its view and a flush: event and item_id. */

@@ -5,6 +5,7 @@ import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest'
 import type { Envelope } from '../../src/index'
 import { CHROMIUM_ARGS } from '../../bench/launch.mjs'
 import { sleep } from './wait'
+import { README_STUB } from './script-tags'
 
 /** This is one request that the collector saw, as the network delivered it. */
 export interface Received {
@@ -112,9 +113,8 @@ const STATIC: Record<string, () => Buffer> = {
   '/fuzz.mjs': () => file('./fuzz.mjs')
 }
 
-/** This is the README's stub, verbatim. */
-export const STUB =
-  '<script>window.discoveryFeedback=typeof discoveryFeedback=="function"?discoveryFeedback:function(){(discoveryFeedback.q=discoveryFeedback.q||[]).push(arguments)};</script>'
+/** The README's stub, verbatim, as a page's script element. */
+export const STUB = '<script>' + README_STUB + '</script>'
 
 /** This import map lets a page `import { createTracker } from 'discovery-feedback'`. */
 export const IMPORT_MAP =
