@@ -12,6 +12,8 @@
 //   CLAIM_MS      the relay's claimMs
 //   DIE_AFTER_SINK_CALLS  dies by SIGKILL right after the sink's Nth call resolved, before the
 //                 store hears of it: the window in which an event can reach the sink twice
+//   HOLD_SINK_CALL  the sink's Nth call writes its batch and then never resolves, and the process
+//                 prints {"held":N} on stdout: a request certain to be unanswered when it is killed
 // GET /__stats answers the process's memory (after a full garbage collection with ?gc) and the
 // relay's error and sink call counts.
 import { appendFileSync } from 'node:fs'
@@ -38,8 +40,13 @@ else if (env.SINK == 'file') sink = fileSink(env.SINK_FILE)
 else sink = async (events) => appendFileSync(env.SINK_FILE, events.map((event) => JSON.stringify(event) + '\n').join(''))
 
 const dieAfter = Number(env.DIE_AFTER_SINK_CALLS) || 0
+const holdAt = Number(env.HOLD_SINK_CALL) || 0
 const counted = async (events) => {
   await sink(events)
+  if (sinkCalls + 1 == holdAt) {
+    console.log(JSON.stringify({ held: holdAt }))
+    await new Promise(() => {})
+  }
   if (++sinkCalls == dieAfter) process.kill(process.pid, 'SIGKILL')
 }
 
