@@ -3,9 +3,10 @@ import { attempt } from '../shared/attempt'
 /** gtag's form: `function gtag(){dataLayer.push(arguments)}` pushes real `Arguments` objects, and gtag.js reads nothing else. */
 export const isArguments = (entry: unknown): entry is IArguments => Object.prototype.toString.call(entry) == '[object Arguments]'
 
-// Entries that one push may bring about while they are read (a GTM tag or a reader's own work
+// Entries that one push may bring about while its own are read (a GTM tag or a reader's own work
 // pushing again, and again). Past this many, the rest of the chain is not read: a reader that
-// pushes for every entry it reads would otherwise keep the page's push busy for ever.
+// pushes for every entry it reads would otherwise keep the page's push busy for ever. The
+// page's own push is read whole, however many entries it holds.
 const MAX_ENTRIES_PER_PUSH = 1000
 
 /**
@@ -48,8 +49,8 @@ export function followDataLayer(dataLayer: unknown[], read: (entry: unknown) => 
   let busy = false
   let broughtAbout = 0
 
-  const queue = (entries: ArrayLike<unknown>, start = 0) => {
-    for (let index = start; index < entries.length; index++) waiting[waiting.length] = entries[index]
+  const queue = (entries: ArrayLike<unknown>, start = 0, end = entries.length) => {
+    for (let index = start; index < end; index++) waiting[waiting.length] = entries[index]
   }
   const readWaiting = () => {
     try {
@@ -69,13 +70,15 @@ export function followDataLayer(dataLayer: unknown[], read: (entry: unknown) => 
   const previous = dataLayer.push
   const ours = function (this: unknown, ...entries: unknown[]) {
     const outermost = !busy
+    // Queued before the old push runs, so that entries its tags push come after these.
     if (outermost) {
       busy = true
       broughtAbout = 0
+      if (!stopped) queue(entries)
+    } else if (!stopped) {
+      queue(entries, 0, Math.min(entries.length, Math.max(0, MAX_ENTRIES_PER_PUSH - broughtAbout)))
+      broughtAbout += entries.length
     }
-    // Queued before the old push runs, so that entries its tags push come after these.
-    broughtAbout += entries.length
-    if (!stopped && broughtAbout <= MAX_ENTRIES_PER_PUSH) queue(entries)
     try {
       return previous.apply(this, entries)
     } finally {

@@ -39,7 +39,9 @@ function whenTracker(page: Page, use: (tracker: Tracker) => void) {
       get: () => current,
       set(tracker: Tracker) {
         current = tracker
-        use(tracker)
+        // The script sets it inside init(), before it replays the calls queued for the tracker:
+        // nothing thrown here may keep those from being replayed.
+        attempt(() => use(tracker))
       }
     })
   }
@@ -139,10 +141,11 @@ function whenTracker(page: Page, use: (tracker: Tracker) => void) {
             // view-page queued now is the page's first, unless one is queued already.
             return url != queuedUrl && !Array.from(stub.q || []).some((call) => call[0] == 'view-page')
           },
-          viewed(url) {
-            views.viewed(url)
+          viewed(url, source) {
+            views.viewed(url, source)
             if (!watched) queuedUrl = url
-          }
+          },
+          repeatsBridge: (url) => views.repeatsBridge(url)
         },
         onDirect(next) {
           listener = next

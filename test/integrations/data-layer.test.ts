@@ -95,7 +95,7 @@ describe('bridgeDataLayer', () => {
 
   it('reports a malformed push by GA4 event and field, never throws, and delivers the valid pushes after it', () => {
     const { tracker, dataLayer, gtag } = start()
-    expect(() => dataLayer.push({ event: 'purchase', ecommerce: { ...purchase, value: 'lots' } })).not.toThrow()
+    expect(() => dataLayer.push({ event: 'purchase', ecommerce: { ...purchase, transaction_id: 'T-1000', value: 'lots' } })).not.toThrow()
     dataLayer.push({ event: 'purchase', ecommerce: 'not an object' }, { event: 'purchase', ecommerce: purchase })
     gtag('event', 'purchase', { ...purchase, transaction_id: undefined })
     const hostile = { event: 'purchase', ecommerce: {} }
@@ -106,12 +106,27 @@ describe('bridgeDataLayer', () => {
     })
     dataLayer.push(hostile)
     expect(errors.map((error) => error.message)).toEqual([
-      'discovery-feedback: purchase: value must be a number (or text that reads as one, like "29.90"), got string',
+      'discovery-feedback: purchase: value must be a number (or text that reads as one, like "29.90"), got string: the order was sent with the sum of its lines as value',
       'discovery-feedback: purchase: ecommerce must be an object, got string',
       'discovery-feedback: purchase: transaction_id must be a non-empty string or a number, got undefined',
       'discovery-feedback: purchase: could not be read: Error: boom'
     ])
-    expect(tracker.events.map((sent) => sent.properties.order_id)).toEqual(['T-1001'])
+    expect(tracker.events.map((sent) => sent.properties.order_id)).toEqual(['T-1000', 'T-1001'])
+  })
+
+  it('sends an order whose tax, shipping or value the page printed wrong without that amount, and reports it', () => {
+    const { tracker, dataLayer } = start()
+    dataLayer.push({ event: 'purchase', ecommerce: { ...purchase, tax: 'n/a', shipping: '4,90', value: 'see below' } })
+    expect(errors.map((error) => [error.event, error.field])).toEqual([
+      ['purchase', 'tax'],
+      ['purchase', 'shipping'],
+      ['purchase', 'value']
+    ])
+    expect(errors[0].message).toMatch(/tax must be a number .*got string: the order was sent without its tax$/)
+    // The lines' sum stands in for value (20 × 2 + 4.50), and nothing for tax and shipping.
+    expect(tracker.events[0].properties).toMatchObject({ order_id: 'T-1001', revenue: 44.5, total_discount: 10 })
+    expect(tracker.events[0].properties).not.toHaveProperty('total_tax')
+    expect(tracker.events[0].properties).not.toHaveProperty('total_shipping')
   })
 
   it('leaves out an item it cannot map and still sends the order', () => {
@@ -142,6 +157,13 @@ describe('bridgeDataLayer', () => {
       { event: 'click-item', properties: { rid: 's-42', item_id: 'SKU-1', variant_item_id: 'SKU-1' } },
       { event: 'click-item', properties: { item_id: 'SKU-2', variant_item_id: 'SKU-2' } }
     ])
+  })
+
+  it('finds the rid by the variant id too, when itemIds makes GA4 item_id the variant and the response listed variants', () => {
+    sessionStorage.setItem('df_rids', JSON.stringify([{ rid: 's-7', item_id: ['SKU-1'] }]))
+    const { tracker, dataLayer } = start({ itemIds: (item) => ({ item_id: String(item.item_group_id), variant_item_id: String(item.item_id) }) })
+    dataLayer.push({ event: 'select_item', ecommerce: { items: [{ ...shirt, item_group_id: 'P-1' }] } })
+    expect(tracker.events[0].properties).toEqual({ rid: 's-7', item_id: 'P-1', variant_item_id: 'SKU-1' })
   })
 
   it('keeps the whole cart from view_cart, applies adds and removals to it, and empties it with a purchase', () => {
@@ -301,6 +323,7 @@ describe('bridgeDataLayer', () => {
   it('reads pushes made while it reads in the order they came, and a pushing onError cannot make it loop', () => {
     const dataLayer: unknown[] = []
     const order: unknown[] = []
+    let reported = 0
     const tracker = {
       track(event: EventName, properties: Record<string, unknown>) {
         order.push(properties.order_id)
@@ -311,7 +334,10 @@ describe('bridgeDataLayer', () => {
     stops.push(
       bridgeDataLayer(tracker, {
         dataLayer,
-        onError: () => dataLayer.push({ event: 'purchase', ecommerce: { ...purchase, value: 'bad' } })
+        onError: () => {
+          reported++
+          dataLayer.push({ event: 'purchase', ecommerce: { ...purchase, transaction_id: '' } })
+        }
       })
     )
     dataLayer.push(
@@ -319,7 +345,9 @@ describe('bridgeDataLayer', () => {
       { event: 'purchase', ecommerce: { ...purchase, transaction_id: 'B' } }
     )
     expect(order).toEqual(['A', 'B', 'C'])
-    expect(() => dataLayer.push({ event: 'purchase', ecommerce: { ...purchase, value: 'bad' } })).not.toThrow()
+    expect(() => dataLayer.push({ event: 'purchase', ecommerce: { ...purchase, transaction_id: '' } })).not.toThrow()
+    // The page's push that started the chain, and the 1,000 that its reading brought about.
+    expect(reported).toBe(1001)
   })
 
   it('reports a data layer it cannot follow, a tracker that is none and events it does not know, and throws nothing', () => {
@@ -396,6 +424,21 @@ describe('bridgeDataLayer', () => {
     expect(tracker.events.filter((sent) => sent.event == 'click-item')).toHaveLength(3)
   })
 
+  it("drops the shop's own view-page of the page whose view-page the bridge sent, and not one of another page", () => {
+    const viewPage = vi.fn()
+    const tracker = { ...fakeTracker(), viewPage }
+    const dataLayer: unknown[] = []
+    stops.push(bridgeDataLayer(tracker, { dataLayer, autoViewPage: false }))
+    dataLayer.push({ event: 'view_item', ecommerce: { items: [shirt] } })
+    tracker.viewPage({ item_id: 'SKU-1', variant_item_id: 'SKU-1' })
+    expect(viewPage).not.toHaveBeenCalled()
+    history.pushState(null, '', '/products/socks')
+    tracker.viewPage({ item_id: 'SKU-2', variant_item_id: 'SKU-2' })
+    expect(viewPage).toHaveBeenCalledTimes(1)
+    expect(tracker.events.map((sent) => sent.event)).toEqual(['view-page'])
+    history.replaceState(null, '', '/')
+  })
+
   it('after a back/forward-cache restore, a view_item names the restored page view-page again', async () => {
     const { tracker, dataLayer } = start()
     await nextTask()
@@ -424,6 +467,12 @@ describe('bridgeDataLayer, reading the data layer', () => {
     const dataLayer: unknown[] = Array.from({ length: 1200 }, (_, index) => ({ event: 'gtm.dom', index }))
     dataLayer.push({ event: 'purchase', ecommerce: purchase })
     const { tracker } = start({ dataLayer })
+    expect(tracker.events.map((sent) => sent.event)).toEqual(['purchase'])
+  })
+
+  it('reads a single push of more entries than the cap on what a push brings about, whole', () => {
+    const { tracker, dataLayer } = start()
+    dataLayer.push(...Array.from({ length: 1500 }, () => ({ event: 'gtm.dom' })), { event: 'purchase', ecommerce: purchase })
     expect(tracker.events.map((sent) => sent.event)).toEqual(['purchase'])
   })
 
@@ -517,6 +566,19 @@ describe('bridgeDataLayer, the cart', () => {
     expect(tracker.events.at(-1)!.properties.line_items).toHaveLength(2)
   })
 
+  it("keeps the cart it saw before the tracker wrote its cookie (a shopper's first page), and stores it from then on", () => {
+    document.cookie = 'df_uid=; path=/; max-age=0'
+    const { tracker, dataLayer } = start()
+    dataLayer.push({ event: 'view_cart', ecommerce: { items: [shirt] } })
+    expect(sessionStorage.getItem('df_cart')).toBeNull()
+    // The tracker sends that update-cart and writes its cookie.
+    document.cookie = 'df_uid=u-1; path=/'
+    dataLayer.push({ event: 'add_to_cart', ecommerce: { items: [socks] } })
+    expect(errors).toEqual([])
+    expect((tracker.events.at(-1)!.properties.line_items as unknown[]).length).toBe(2)
+    expect(JSON.parse(sessionStorage.getItem('df_cart')!)).toHaveLength(2)
+  })
+
   it('drops only the echo of the last cart: a cart that comes back to an earlier state is sent', () => {
     const updateCart = vi.fn()
     const tracker = { ...fakeTracker(), updateCart }
@@ -582,6 +644,30 @@ describe('bridgeDataLayer with the real tracker', () => {
     window.dataLayer!.push({ event: 'view_item', ecommerce: { items: [shirt] } })
     vi.advanceTimersByTime(100)
     expect(viewPages()).toEqual([['/', undefined]])
+  })
+
+  it('lets a click the tracker refuses (a tile without its variant id) keep no select_item from going', () => {
+    quietConsole()
+    const tracker = make()
+    stops.push(bridgeDataLayer(tracker))
+    tracker.clickItem({ item_id: 'SKU-2' } as never)
+    window.dataLayer!.push({ event: 'select_item', ecommerce: { items: [socks] } })
+    expect(tracker.stats().dropped.invalid).toBe(1)
+    expect(stored().map((event) => [event.event, event.properties])).toEqual([['click-item', { item_id: 'SKU-2', variant_item_id: 'SKU-2' }]])
+  })
+
+  it("drops the shop's own viewPage() of the page whose view-page the bridge sent, as the tracker would skip its own", () => {
+    const tracker = make({ autoViewPage: false })
+    stops.push(bridgeDataLayer(tracker, { autoViewPage: false }))
+    history.pushState(null, '', '/products/shirt')
+    window.dataLayer!.push({ event: 'view_item', ecommerce: { items: [shirt] } })
+    tracker.viewPage({ item_id: 'SKU-1', variant_item_id: 'SKU-1' })
+    history.pushState(null, '', '/products/socks')
+    tracker.viewPage({ item_id: 'SKU-2', variant_item_id: 'SKU-2' })
+    expect(viewPages()).toEqual([
+      ['/products/shirt', 'SKU-1'],
+      ['/products/socks', 'SKU-2']
+    ])
   })
 
   it("lets nothing the bridge's listening throws reach the shop's own call", () => {

@@ -5,7 +5,7 @@ import { describe } from '../../shared/rules'
 import type { EventName, EventProperties, FeedbackError } from '../../shared/types'
 import type { StopFollowing } from '../consent/types'
 import { followDataLayer, pageDataLayer } from '../follow-data-layer'
-import { changedCart, forgetStoredCart, knownCart, rememberCart, storeCartWhenLeaving } from './cart'
+import { changedCart, followTabCart } from './cart'
 import { createEchoes, watchTracker, type DirectListener } from './direct'
 import { ga4EventOf, loadedAgain, parametersOf } from './entries'
 import { readFault } from './faults'
@@ -92,29 +92,39 @@ function followGa4Events(
 
   try {
     const page = makePageSide(life.signal)
-    storeCartWhenLeaving(life.signal)
+    const cart = followTabCart(life.signal)
     const echoes = createEchoes()
     // The bridge's own events, heard again as they pass the tracker's wrapped methods, are no
     // call of the shop's: those on their way now, and those the script tag's queue replays
     // later, known by their properties object.
     let sending = false
     const own = new WeakSet<object>()
+    const isShops = (properties: unknown) => !life.signal.aborted && !sending && !own.has(properties as object)
     page.onDirect({
       event(event, properties) {
-        if (life.signal.aborted || sending) return true
-        if (own.has(properties as object)) {
-          echoes.replayed(event, properties)
+        if (!isShops(properties)) {
+          if (own.has(properties as object)) echoes.replayed(event, properties)
           return true
         }
-        if (event == 'view-page') page.views.viewed(urlOf(properties))
-        return echoes.pass(event, properties, 'shop')
+        // The first of two view-pages of one page wins, as the first of two clicks does.
+        if (event == 'view-page' && page.views.repeatsBridge(urlOf(properties))) return false
+        return !echoes.isEcho(event, properties, 'shop')
+      },
+      // Only what the tracker took counts: a click it refused (a tile without its variant id)
+      // was never tracked, and must not keep the bridge's own from going.
+      taken(event, properties) {
+        if (!isShops(properties)) return
+        if (event == 'view-page') page.views.viewed(urlOf(properties), 'shop')
+        echoes.record(event, properties, 'shop')
       },
       consent(consent) {
-        if (consent == 'denied') forgetStoredCart()
+        if (consent == 'denied') cart.forgetStored()
       }
     })
     const send = <E extends EventName>(event: E, properties: EventProperties[E]) => {
-      if (!echoes.pass(event, properties, 'bridge', page.queued?.())) return
+      // Stopped while this entry was read (by an onError that stops the bridge): nothing more goes.
+      if (life.signal.aborted || echoes.isEcho(event, properties, 'bridge')) return
+      echoes.record(event, properties, 'bridge', page.queued?.())
       own.add(properties)
       sending = true
       try {
@@ -137,15 +147,16 @@ function followGa4Events(
       switch (name) {
         case 'purchase':
           // The order took the cart, whatever becomes of its event: the next add starts a new one.
-          rememberCart([])
+          cart.remember([])
           // A purchase pushed again is the same order, with the same event id: stored once.
           return send('purchase', mapping.purchaseOf(parameters, report))
         case 'select_item': {
           if (repeated) return
           const ids = mapping.clickOf(parameters)
           // The rid of the discovery response that showed this item in this tab (SPEC "Links to
-          // operations"), as the discovery client remembered it; none for an item no response showed.
-          const rid = ridFor('item_id', ids.item_id)
+          // operations"), as the discovery client remembered it, by either id (a response may list
+          // products or variants); none for an item no response showed.
+          const rid = ridFor('item_id', ids.item_id) ?? ridFor('item_id', ids.variant_item_id)
           return send('click-item', rid ? { rid, ...ids } : ids)
         }
         case 'view_item': {
@@ -161,31 +172,31 @@ function followGa4Events(
               undefined,
               'came after this page\'s view-page was tracked: not sent again, so that the page counts once (README "GA4 data layer")'
             )
-          page.views.viewed(url)
+          page.views.viewed(url, 'bridge')
           return send('view-page', { url, ...product })
         }
         case 'add_to_cart':
         case 'remove_from_cart': {
           if (repeated) return
-          const cart = knownCart()
-          if (!cart)
+          const seen = cart.known()
+          if (!seen)
             throw feedbackError(
               name,
               'items',
               'holds only the lines that changed, and this tab has not seen the whole cart yet (view_cart, begin_checkout): no update-cart sent'
             )
           const next = changedCart(
-            cart,
+            seen,
             whole(() => mapping.cartLinesOf(name, parameters, report, false)),
             name == 'add_to_cart' ? 1 : -1
           )
-          rememberCart(next)
+          cart.remember(next)
           return send('update-cart', { line_items: next })
         }
         default: {
           // view_cart, begin_checkout, add_shipping_info, add_payment_info: the whole cart.
           const lines = whole(() => mapping.cartLinesOf(name, parameters, report, true))
-          rememberCart(lines)
+          cart.remember(lines)
           return send('update-cart', { line_items: lines })
         }
       }
@@ -196,7 +207,7 @@ function followGa4Events(
       try {
         return lines()
       } catch (error) {
-        rememberCart(undefined)
+        cart.remember(undefined)
         throw error
       }
     }
@@ -209,7 +220,7 @@ function followGa4Events(
         if (!ga4) return
         name = ga4.name
         // A purchase left to the shop's own code still empties the cart.
-        if (name == 'purchase' && !events.has(name)) rememberCart([])
+        if (name == 'purchase' && !events.has(name)) cart.remember([])
         if (events.has(name)) trackGa4Event(name as Ga4EventName, parametersOf(ga4))
       } catch (caught) {
         report(readFault(name, undefined, caught))

@@ -39,25 +39,25 @@ function sameEvent(event: EventName, one: Properties, other: Properties): boolea
 export function createEchoes() {
   // `at` is undefined while the event waits in the script tag's queue for the tracker to load.
   const last: Partial<Record<EventName, { properties: Properties; source: Source; at?: number }>> = {}
+  const echoed = (event: EventName) => event == 'click-item' || event == 'update-cart'
   return {
     /**
-     * Whether this event may go: not when it repeats, from the other source, the last event of
-     * its kind within ECHO_MS (or while that one waits in the queue). One that may go becomes
-     * the last of its kind. `queued`: it waits for the tracker to load.
+     * Whether this event repeats, from the other source, the last event of its kind within
+     * ECHO_MS (or while that one waits in the queue). An echo is dropped, and one echo answers
+     * one event: a third is a new one.
      */
-    pass(event: EventName, properties: unknown, source: Source, queued = false): boolean {
-      if (event != 'click-item' && event != 'update-cart') return true
+    isEcho(event: EventName, properties: unknown, source: Source): boolean {
       const before = last[event]
-      const now = Date.now()
-      const recent = before && before.source != source && (before.at === undefined || now - before.at < ECHO_MS)
+      if (!echoed(event) || !before || before.source == source) return false
+      if (before.at !== undefined && Date.now() - before.at >= ECHO_MS) return false
       // Properties that cannot be read (a getter that throws, a cycle) are the tracker's to refuse.
-      if (before && recent && attempt(() => sameEvent(event, before.properties, properties as Properties))) {
-        // One echo for one event: a third is a new one.
-        last[event] = undefined
-        return false
-      }
-      last[event] = { properties: properties as Properties, source, at: queued ? undefined : now }
+      if (!attempt(() => sameEvent(event, before.properties, properties as Properties))) return false
+      last[event] = undefined
       return true
+    },
+    /** This event went to the tracker: it is the last of its kind. `queued`: it waits for the tracker to load. */
+    record(event: EventName, properties: unknown, source: Source, queued = false) {
+      if (echoed(event)) last[event] = { properties: properties as Properties, source, at: queued ? undefined : Date.now() }
     },
     /** The bridge's own event, queued for the tracker, reached it now: its window starts. */
     replayed(event: EventName, properties: unknown) {
@@ -69,32 +69,43 @@ export function createEchoes() {
 
 /** What the bridge hears of the shop's own calls. */
 export interface DirectListener {
-  /** An event tracked directly; false drops it. */
+  /** An event about to be tracked directly; false drops it. */
   event(event: EventName, properties: unknown): boolean
+  /** The tracker took that event: it did not refuse it as invalid. */
+  taken(event: EventName, properties: unknown): void
   /** The consent the shop (or a banner's adapter) set. */
   consent(state: Consent): void
 }
 
 /**
  * Lets the bridge hear what is tracked through the tracker's own methods (`track` also carries
- * the script tag's commands): each event, which the listener may drop, and each consent. The
- * methods are wrapped, as the discovery client wraps them to fill in rids; the wrappers stay
- * when the bridge stops, and then only pass on. Nothing the listener throws reaches the caller.
+ * the script tag's commands): each event, which the listener may drop, whether the tracker took
+ * it, and each consent. The methods are wrapped, as the discovery client wraps them to fill in
+ * rids; the wrappers stay when the bridge stops, and then only pass on. Nothing the listener
+ * throws reaches the caller.
  */
 export function watchTracker(tracker: Partial<Tracker>, listener: DirectListener) {
-  const hear = (event: EventName, properties: unknown) => attempt(() => listener.event(event, properties)) ?? true
+  // The tracker's count of calls it refused: an event it refused was never tracked (an invalid
+  // one, or any call of a tracker whose options are broken).
+  const refused = () => attempt(() => tracker.stats!().dropped.invalid)
+  const call = (event: EventName, properties: unknown, original: () => void) => {
+    if (!(attempt(() => listener.event(event, properties)) ?? true)) return
+    const refusedBefore = refused()
+    original()
+    if (refused() === refusedBefore) attempt(() => listener.taken(event, properties))
+  }
   const helpers = { clickItem: 'click-item', updateCart: 'update-cart', viewPage: 'view-page' } as const
   for (const method of Object.keys(helpers) as (keyof typeof helpers)[]) {
     const original = tracker[method] as ((properties: unknown) => void) | undefined
     if (typeof original == 'function')
       (tracker[method] as (properties: unknown) => void) = function (this: unknown, properties) {
-        if (hear(helpers[method], properties)) original.call(this, properties)
+        call(helpers[method], properties, () => original.call(this, properties))
       }
   }
   const { track, consent } = tracker
   if (typeof track == 'function')
     tracker.track = function (this: unknown, event, properties) {
-      if (hear(event, properties)) track.call(this, event, properties)
+      call(event, properties, () => track.call(this, event, properties))
     }
   if (typeof consent == 'function')
     tracker.consent = function (this: unknown, state) {

@@ -32,12 +32,20 @@ function sumOf<T>(lines: T[], amount: (line: T) => number) {
 
 /**
  * A GA4 amount: a finite number, or text that reads as one ("29.90"), as templates often print
- * them. Text with a decimal comma ("1,90") is refused: it may as well be a thousands separator.
+ * them; undefined for anything else. Text with a decimal comma ("1,90") is not read: it may as
+ * well be a thousands separator.
  */
-function amountOf(event: string, field: string, value: unknown): number {
+function readAmount(value: unknown): number | undefined {
   const amount = typeof value == 'string' && value.trim() != '' ? Number(value) : value
-  if (typeof amount != 'number' || !Number.isFinite(amount))
-    throw feedbackError(event, field, 'must be a number (or text that reads as one, like "29.90"), got ' + describe(value))
+  return typeof amount == 'number' && Number.isFinite(amount) ? amount : undefined
+}
+
+const AMOUNT_RULE = 'must be a number (or text that reads as one, like "29.90"), got '
+
+/** A GA4 amount, or a FeedbackError naming the event and the field. */
+function amountOf(event: string, field: string, value: unknown): number {
+  const amount = readAmount(value)
+  if (amount === undefined) throw feedbackError(event, field, AMOUNT_RULE + describe(value))
   return amount
 }
 
@@ -126,20 +134,26 @@ export function createGa4Mapping(options: DataLayerOptions) {
     const order_id = idOf(event, 'transaction_id', parameters.transaction_id)
     const currency = parameters.currency
     if (typeof currency != 'string' || !currency) throw feedbackError(event, 'currency', 'must be a currency code, got ' + describe(currency))
-    const tax = optionalAmount(event, 'tax', parameters.tax)
-    const shipping = optionalAmount(event, 'shipping', parameters.shipping)
+    // An amount of the order that the page printed wrong ("n/a", "1,90") is reported and left
+    // out: the order is still sent, since an order lost costs the shop more than a total that
+    // misses its tax.
+    const orderAmount = (field: string, without: string) => {
+      const given = parameters[field]
+      if (given == null || given === '') return undefined
+      const amount = readAmount(given)
+      if (amount === undefined) report(feedbackError(event, field, AMOUNT_RULE + describe(given) + ': the order was sent ' + without))
+      return amount
+    }
+    const tax = orderAmount('tax', 'without its tax')
+    const shipping = orderAmount('shipping', 'without its shipping')
     const { lines } = lineItemsOf(event, parameters, report)
-    const value = optionalAmount(event, 'value', parameters.value)
+    const value = orderAmount('value', 'with the sum of its lines as value')
     // Google has value with every purchase; a page that leaves it out gets the sum of its lines
     // (without tax and shipping, as Google's value is).
     const ofLines = sumOf(lines, (line) => line.unit_price * line.quantity)
-    const properties: EventProperties['purchase'] = {
-      order_id,
-      currency,
-      // SPEC's revenue is the order's total; Google's value leaves tax and shipping out.
-      revenue: value != null && options.valueIncludesTaxAndShipping ? value : round((value ?? ofLines) + (tax || 0) + (shipping || 0)),
-      line_items: withoutDiscount(lines)
-    }
+    // SPEC's revenue is the order's total; Google's value leaves tax and shipping out.
+    const revenue = value != null && options.valueIncludesTaxAndShipping ? value : round((value ?? ofLines) + (tax ?? 0) + (shipping ?? 0))
+    const properties: EventProperties['purchase'] = { order_id, currency, revenue, line_items: withoutDiscount(lines) }
     if (tax != null) properties.total_tax = tax
     if (shipping != null) properties.total_shipping = shipping
     // GA4's discount is per unit; SPEC's total_discount is the order's.
