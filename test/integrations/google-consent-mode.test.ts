@@ -152,6 +152,24 @@ describe('googleConsentMode', () => {
     expect(tracker.calls).toBe(2)
   })
 
+  it('never throws into the page for a data layer it cannot follow: frozen, or an entry whose getter throws; the tracker stays pending', () => {
+    const frozen = Object.freeze([]) as unknown[]
+    const trapped: unknown[] = []
+    Object.defineProperty(trapped, 0, {
+      enumerable: true,
+      get() {
+        throw new Error('trap')
+      }
+    })
+    for (const dataLayer of [frozen, trapped]) {
+      const tracker = fakeTracker()
+      let stop: (() => void) | undefined
+      expect(() => (stop = googleConsentMode(tracker, { dataLayer }))).not.toThrow()
+      expect(tracker.calls).toEqual(['pending'])
+      expect(() => stop!()).not.toThrow()
+    }
+  })
+
   it('stop restores the push it replaced, and reads nothing more', () => {
     const dataLayer: unknown[] = []
     const before = dataLayer.push

@@ -138,6 +138,54 @@ describe('tcfConsent', () => {
     expect(tracker.calls).toEqual(['pending', 'granted'])
   })
 
+  it('never grants with nothing consented: purpose 1 stays required when it is the only one, and on request', () => {
+    const cmp = fakeCmp()
+    page.__tcfapi = cmp.tcfapi
+    const onlyOne = fakeTracker()
+    const requiring = fakeTracker()
+    tcfConsent(onlyOne, { purposes: [1] })
+    tcfConsent(requiring, { requirePurposeOne: true })
+    // "Reject all" under purposeOneTreatment: purpose 1 was not disclosed, nothing consented.
+    cmp.emit(tcData('useractioncomplete', [], { purposeOneTreatment: true }))
+    expect(onlyOne.calls).toEqual(['pending', 'denied'])
+    expect(requiring.calls).toEqual(['pending', 'denied'])
+    cmp.emit(tcData('useractioncomplete', [8], { purposeOneTreatment: true }))
+    expect(requiring.calls).toEqual(['pending', 'denied'])
+  })
+
+  it('takes the default purposes instead of an empty or malformed list, and says so in the console', () => {
+    const error = vi.spyOn(console, 'error').mockImplementation(() => {})
+    const cmp = fakeCmp()
+    page.__tcfapi = cmp.tcfapi
+    const empty = fakeTracker()
+    const text = fakeTracker()
+    tcfConsent(empty, { purposes: [] })
+    tcfConsent(text, { purposes: ['1', '8'] as never })
+    expect(error.mock.calls.map(([message]) => message)).toEqual([
+      'discovery-feedback: tcfConsent: purposes must be a non-empty array of TCF purpose ids (1 to 11), got array: [1, 8] are required instead',
+      'discovery-feedback: tcfConsent: purposes must be a non-empty array of TCF purpose ids (1 to 11), got array: [1, 8] are required instead'
+    ])
+    cmp.emit(tcData('useractioncomplete', []))
+    expect(empty.calls).toEqual(['pending', 'denied'])
+    cmp.emit(tcData('useractioncomplete', [1, 8]))
+    expect(text.calls).toEqual(['pending', 'denied', 'granted'])
+    error.mockRestore()
+  })
+
+  it('denies the vendor a purpose the publisher restricted: not allowed (0), or on legitimate interest only (2)', () => {
+    const cmp = fakeCmp()
+    page.__tcfapi = cmp.tcfapi
+    const tracker = fakeTracker()
+    tcfConsent(tracker, { vendorId: 42 })
+    const consented = { vendor: { consents: { 42: true } } }
+    cmp.emit(tcData('useractioncomplete', [1, 8], { ...consented, publisher: { consents: {}, restrictions: { 8: { 42: 0 } } } }))
+    expect(tracker.calls).toEqual(['pending', 'denied'])
+    cmp.emit(tcData('useractioncomplete', [1, 8], { ...consented, publisher: { consents: {}, restrictions: { 1: { 42: 1 }, 8: { 7: 0 } } } }))
+    expect(tracker.calls).toEqual(['pending', 'denied', 'granted'])
+    cmp.emit(tcData('useractioncomplete', [1, 8], { ...consented, publisher: { consents: {}, restrictions: { 1: { 42: 2 } } } }))
+    expect(tracker.calls).toEqual(['pending', 'denied', 'granted', 'denied'])
+  })
+
   it('waits for a CMP that loads later, and gives up after the timeout, still pending', () => {
     const tracker = fakeTracker()
     tcfConsent(tracker, { timeout: 1000 })

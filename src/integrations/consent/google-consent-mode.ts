@@ -55,8 +55,6 @@ export function googleConsentMode(tracker: ConsentTarget, options: GoogleConsent
   let updated: Consent | undefined
   const driver = consentDriver(tracker)
 
-  const apply = driver.set
-
   /** Reads one data-layer entry; anything but a consent command for our type changes nothing. */
   const read = (entry: unknown) => {
     if (!isArguments(entry) || entry[0] != 'consent') return
@@ -73,19 +71,25 @@ export function googleConsentMode(tracker: ConsentTarget, options: GoogleConsent
   // A default that denies is no answer yet: the banner that set it is still to ask, and the
   // tracker waits (pending) instead of deleting the shopper's ids on every page before the
   // banner's update grants again. Only an update denies.
-  const decide = () => apply(updated || (defaulted && defaultGrants ? 'granted' : 'pending'))
+  const decide = () => driver.set(updated || (defaulted && defaultGrants ? 'granted' : 'pending'))
 
   // Pending at once, before anything is read: from here on nothing is stored or sent without an answer.
-  apply('pending')
-  // The commands pushed before: the tracker hears only where they led, not each step on the
-  // way. An entry with a throwing getter (a hostile page) changes nothing; followDataLayer keeps
-  // its throw out of the page's push.
-  let readPast = false
-  const stopReading = followDataLayer(dataLayer, (entry) => {
-    read(entry)
-    if (readPast) decide()
-  })
-  readPast = true
+  driver.set('pending')
+  // The commands pushed before are read first, all of them, and the tracker hears only where
+  // they led, not each step on the way; after them, each push decides as it comes.
+  let pastRead = false
+  let stopReading: () => void
+  try {
+    stopReading = followDataLayer(dataLayer, (entry) => {
+      read(entry)
+      if (pastRead) decide()
+    })
+  } catch {
+    // A data layer that cannot be followed (frozen, or an entry whose getter throws): the
+    // tracker stays pending, and nothing is thrown into the page.
+    return () => driver.stop()
+  }
+  pastRead = true
   decide()
 
   return () => {

@@ -1,4 +1,6 @@
 // IAB TCF v2.2 → the tracker's consent, through the page's CMP API (`window.__tcfapi`).
+import { feedbackError, reporter } from '../../shared/error'
+import { describe } from '../../shared/rules'
 import { consentDriver } from './driver'
 import { framedTcfApi, type FramedTcfApi, type TcfApi } from './tcf-frame'
 import type { Consent, ConsentTarget, StopFollowing } from './types'
@@ -13,8 +15,18 @@ export interface TcfOptions {
    * events train the service.
    */
   purposes?: number[]
-  /** The vendor's id on the Global Vendor List, when the service is registered there: its consent is then required too. */
+  /**
+   * The vendor's id on the Global Vendor List, when the service is registered there: its consent
+   * is then required too, and a publisher restriction that allows it none of the purposes, or
+   * only on legitimate interest, denies.
+   */
   vendorId?: number
+  /**
+   * Require purpose 1 even where the CMP says `purposeOneTreatment` (purpose 1 not disclosed, a
+   * rule of the publisher's country). Default false: purpose 1 is then not required, as long as
+   * another purpose is.
+   */
+  requirePurposeOne?: boolean
   /** Where purpose consent is read: the purposes' `'purpose'` consents (default), or the publisher segment's `'publisher'` consents. */
   source?: 'purpose' | 'publisher'
   /**
@@ -32,7 +44,11 @@ interface TCData {
   purposeOneTreatment?: boolean
   purpose?: { consents?: Record<number, boolean> }
   vendor?: { consents?: Record<number, boolean> }
-  publisher?: { consents?: Record<number, boolean> }
+  publisher?: {
+    consents?: Record<number, boolean>
+    /** Restriction types by purpose, then by vendor id: 0 not allowed, 1 consent only, 2 legitimate interest only. */
+    restrictions?: Record<number, Record<number, number> | undefined>
+  }
 }
 
 /** The field of the CMP API's PingReturn that says whether the CMP itself, not only its stub, answers. */
@@ -44,6 +60,24 @@ interface PingReturn {
 const POLL = 50
 // How often a CMP in another frame is asked for its state (see ask below).
 const ASK_EVERY = 1000
+// A question to a CMP in another frame unanswered this long is taken as lost, and after this
+// many lost ones the frame stops asking (see ask below).
+const LOST_AFTER = 5000
+const MAX_LOST = 3
+
+const DEFAULT_PURPOSES = [1, 8]
+const isPurposeId = (id: unknown) => Number.isInteger(id) && (id as number) >= 1 && (id as number) <= 11
+
+/** The purposes to require: the shop's, or the default when they are no list of TCF purpose ids. */
+function purposesOf(given: unknown): number[] {
+  if (given === undefined) return DEFAULT_PURPOSES
+  if (Array.isArray(given) && given.length && given.every(isPurposeId)) return given
+  // An empty list would grant with nothing consented.
+  reporter(undefined)(
+    feedbackError('tcfConsent', 'purposes', 'must be a non-empty array of TCF purpose ids (1 to 11), got ' + describe(given) + ': [1, 8] are required instead')
+  )
+  return DEFAULT_PURPOSES
+}
 
 /**
  * Follows an IAB TCF v2.2 CMP and drives `tracker.consent()`: `'pending'` at once, then
@@ -71,7 +105,7 @@ const ASK_EVERY = 1000
 export function tcfConsent(tracker: ConsentTarget, options: TcfOptions = {}): StopFollowing {
   if (typeof window == 'undefined') return () => {}
   const page = window as Window & { __tcfapi?: TcfApi }
-  const purposes = options.purposes || [1, 8]
+  const purposes = purposesOf(options.purposes)
   const source = options.source || 'purpose'
   const timeout = options.timeout ?? 10000
 
@@ -82,16 +116,33 @@ export function tcfConsent(tracker: ConsentTarget, options: TcfOptions = {}): St
   let framed: FramedTcfApi | undefined
   let poll: ReturnType<typeof setInterval> | undefined
   let asking: ReturnType<typeof setInterval> | undefined
+  // A framed CMP: when the question in flight was asked (0 when none is), and how many were lost.
+  let askedAt = 0
+  let lost = 0
+  // Stopped while a question was in flight: the frame's listener waits for its answer, this long at most.
+  let closing: ReturnType<typeof setTimeout> | undefined
 
-  const apply = driver.set
+  /** The purposes that must have consent for this answer. */
+  const neededFor = (data: TCData) => {
+    // Purpose 1 is not disclosed under purposeOneTreatment, so it has no consent to read; but
+    // something consented is always required.
+    const withoutOne = purposes.filter((id) => id != 1)
+    return data.purposeOneTreatment === true && !options.requirePurposeOne && withoutOne.length ? withoutOne : purposes
+  }
+
+  /** Whether the publisher allows the vendor a purpose on consent: restriction 0 forbids it, 2 allows legitimate interest only. */
+  const restricted = (data: TCData, purpose: number) => {
+    const type = options.vendorId == null ? undefined : data.publisher?.restrictions?.[purpose]?.[options.vendorId]
+    return type === 0 || type === 2
+  }
 
   const decide = (data: TCData): Consent | undefined => {
     if (data.gdprApplies === false) return 'granted'
     if (data.eventStatus != 'tcloaded' && data.eventStatus != 'useractioncomplete') return
     if (data.gdprApplies !== true) return
     const consents = (source == 'publisher' ? data.publisher : data.purpose)?.consents || {}
-    const needed = data.purposeOneTreatment === true ? purposes.filter((id) => id != 1) : purposes
-    const purposesOk = needed.every((id) => consents[id] === true)
+    const needed = neededFor(data)
+    const purposesOk = needed.every((id) => consents[id] === true && !restricted(data, id))
     const vendorOk = options.vendorId == null || data.vendor?.consents?.[options.vendorId] === true
     return purposesOk && vendorOk ? 'granted' : 'denied'
   }
@@ -105,7 +156,7 @@ export function tcfConsent(tracker: ConsentTarget, options: TcfOptions = {}): St
   const heard = (data: TCData, success: boolean) => {
     if (!success || !data || typeof data != 'object' || driver.stopped) return
     const state = decide(data)
-    if (state) apply(state)
+    if (state) driver.set(state)
   }
 
   const listener = (data: TCData, success: boolean) => {
@@ -113,7 +164,10 @@ export function tcfConsent(tracker: ConsentTarget, options: TcfOptions = {}): St
     if (listenerId == null && data && typeof data.listenerId == 'number') {
       listenerId = data.listenerId
       // Stopped before the CMP answered: remove the listener now that it can be named.
-      if (driver.stopped) return remove()
+      if (driver.stopped) {
+        remove()
+        return
+      }
     }
     heard(data, success)
   }
@@ -126,6 +180,12 @@ export function tcfConsent(tracker: ConsentTarget, options: TcfOptions = {}): St
     }
   }
 
+  /** The frame's message listener goes: nothing more of the CMP is heard. */
+  const closeFrame = () => {
+    clearTimeout(closing)
+    framed?.close()
+  }
+
   /**
    * A CMP in another frame answers through its stub's message handler, and the IAB's own stub
    * (@iabtechlabtcf/stub) posts back only what the CMP answers during the call itself: the state
@@ -133,15 +193,33 @@ export function tcfConsent(tracker: ConsentTarget, options: TcfOptions = {}): St
    * loaded. So a frame keeps no listener there; it asks every second instead, once the CMP says
    * it has loaded (ping's cmpStatus): a listener added, answered at once with the current state,
    * and removed. The driver passes each state on once.
+   *
+   * One question at a time: a CMP that answers after the call has returned (the CMP API allows
+   * it) is never heard through that stub, and the listener each question left at the CMP could
+   * not be removed. So a question unanswered for LOST_AFTER counts as lost, and after MAX_LOST
+   * lost ones the frame stops asking, the tracker left as it was.
    */
-  const ask = (cmp: TcfApi) =>
+  const ask = (cmp: TcfApi) => {
+    if (askedAt) {
+      if (Date.now() - askedAt < LOST_AFTER) return
+      askedAt = 0
+      if (++lost >= MAX_LOST) {
+        clearInterval(asking)
+        return
+      }
+    }
     call(cmp, 'ping', (ping: PingReturn) => {
-      if (driver.stopped || !ping || ping.cmpStatus != 'loaded') return
+      if (driver.stopped || askedAt || !ping || ping.cmpStatus != 'loaded') return
+      askedAt = Date.now()
       call(cmp, 'addEventListener', (data: TCData, success: boolean) => {
+        askedAt = 0
         if (data && typeof data.listenerId == 'number') call(cmp, 'removeEventListener', () => {}, data.listenerId)
-        heard(data, success)
+        // Stopped while this question was in flight: its listener is removed above, and now the frame can close.
+        if (driver.stopped) closeFrame()
+        else heard(data, success)
       })
     })
+  }
 
   const found = () => {
     if (typeof page.__tcfapi == 'function') {
@@ -161,7 +239,7 @@ export function tcfConsent(tracker: ConsentTarget, options: TcfOptions = {}): St
     return true
   }
 
-  apply('pending')
+  driver.set('pending')
   if (!found()) {
     const end = Date.now() + timeout
     poll = setInterval(() => {
@@ -175,7 +253,9 @@ export function tcfConsent(tracker: ConsentTarget, options: TcfOptions = {}): St
     clearInterval(poll)
     clearInterval(asking)
     remove()
-    // A framed CMP's answers are no longer heard.
-    framed?.close()
+    // A framed CMP's answers are no longer heard; but an answer still to come names a listener
+    // that must be removed at the CMP, so the frame waits for it, LOST_AFTER at most.
+    if (askedAt) closing = setTimeout(closeFrame, LOST_AFTER)
+    else closeFrame()
   }
 }
