@@ -80,13 +80,21 @@ ___SANDBOXED_JS_FOR_WEB_TEMPLATE___
 // global by name (callInWindow), so that once the script has replaced the stub, later calls (a
 // consent change) reach the tracker, not the old queue.
 const createArgumentsQueue = require('createArgumentsQueue');
+const copyFromWindow = require('copyFromWindow');
+const getType = require('getType');
 const callInWindow = require('callInWindow');
 const injectScript = require('injectScript');
 const isConsentGranted = require('isConsentGranted');
 const addConsentListener = require('addConsentListener');
 const templateStorage = require('templateStorage');
 
-createArgumentsQueue('discoveryFeedback', 'discoveryFeedback.q');
+// The queue only goes in where no function is: once the script has loaded, the global is the
+// tracker's command function, and Google does not say that createArgumentsQueue keeps a
+// function already there. Replaced, it would leave every call after a second firing (a History
+// Change trigger, a second trigger), a consent withdrawal too, in a queue that nobody reads.
+if (getType(copyFromWindow('discoveryFeedback')) !== 'function') {
+  createArgumentsQueue('discoveryFeedback', 'discoveryFeedback.q');
+}
 
 // Once per page, however often the tag fires: a second init would be refused by the tracker.
 if (!templateStorage.getItem('started')) {
@@ -228,4 +236,35 @@ ___WEB_PERMISSIONS___
 
 ___TESTS___
 
-scenarios: []
+scenarios:
+- name: Loads the bridge then the tracker, creates the tracker with the key and endpoint, and succeeds
+  code: |-
+    const injected = [];
+    mock('injectScript', (url, onSuccess, onFailure, cacheToken) => {
+      injected.push(url);
+      onSuccess();
+    });
+    mock('callInWindow', () => {});
+    mock('isConsentGranted', (consentType) => false);
+    runCode(mockData);
+    assertApi('createArgumentsQueue').wasCalledWith('discoveryFeedback', 'discoveryFeedback.q');
+    assertApi('callInWindow').wasCalledWith('discoveryFeedback', 'init', { key: 'KEY', endpoint: '/df/events', consent: 'pending' });
+    assertThat(injected).isEqualTo([mockData.bridgeUrl, mockData.scriptUrl]);
+    assertApi('gtmOnSuccess').wasCalled();
+    assertApi('gtmOnFailure').wasNotCalled();
+- name: Fired again after the script has loaded, leaves the tracker's command function in place
+  code: |-
+    mock('copyFromWindow', (key) => (key === 'discoveryFeedback' ? () => {} : undefined));
+    mock('callInWindow', () => {});
+    mock('injectScript', (url, onSuccess, onFailure, cacheToken) => onSuccess());
+    runCode(mockData);
+    assertApi('createArgumentsQueue').wasNotCalled();
+    assertApi('gtmOnSuccess').wasCalled();
+setup: |-
+  const mockData = {
+    key: 'KEY',
+    endpoint: '/df/events',
+    scriptUrl: 'https://unpkg.com/discovery-feedback/dist/discovery-feedback.min.js',
+    bridgeDataLayer: true,
+    bridgeUrl: 'https://unpkg.com/discovery-feedback/dist/discovery-feedback-datalayer.min.js'
+  };

@@ -70,14 +70,28 @@ describe('the data-layer script tag', () => {
     const net = network()
     installStub()
     page.dataLayer = []
-    ;(window as unknown as Record<string, unknown>).shopLayer = [
+    const shopLayer = [
       { event: 'purchase', ecommerce: { transaction_id: 'T-1', currency: 'EUR', value: 10, tax: 2, items: [shirt] } },
       { event: 'select_item', ecommerce: { items: [shirt] } }
     ]
+    ;(window as unknown as Record<string, unknown>).shopLayer = shopLayer
     await runScriptTag('data-layer', { dataLayer: 'shopLayer', valueIncludesTaxAndShipping: '', events: 'purchase, view_item', autoViewPage: 'false' })
     await runScriptTag('tracker', { key: 'KEY', endpoint: ENDPOINT, autoViewPage: 'false' })
+    // Past the moment a tracker with automatic view-pages would have viewed the page: to an add-on
+    // that ignored its data-auto-view-page, this view_item would come too late and be reported,
+    // not sent.
+    vi.advanceTimersByTime(50)
+    shopLayer.push({ event: 'view_item', ecommerce: { items: [shirt] } })
     await command().tracker!.flush()
-    expect(net.events().map((event) => [event.event, (event.properties as { revenue?: number }).revenue])).toEqual([['purchase', 10]])
+    expect(
+      net.events().map((event) => {
+        const properties = event.properties as { revenue?: number; item_id?: string }
+        return [event.event, properties.revenue ?? properties.item_id]
+      })
+    ).toEqual([
+      ['purchase', 10],
+      ['view-page', 'SKU-1']
+    ])
     delete (window as unknown as Record<string, unknown>).shopLayer
   })
 

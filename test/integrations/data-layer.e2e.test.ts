@@ -133,7 +133,8 @@ describe.each(ENGINES)('GA4 data layer in %s', (name) => {
     await visit(page, '/thank-you')
     await page.evaluate(`discoveryFeedback('purchase', { order_id: 'T-1001', currency: 'EUR', revenue: 39.41, line_items: [] })`)
     await flushed(page)
-    expect(page.pageErrors).toEqual([])
+    // WebKit's driver reports no page errors at all (engines.ts): there, an empty list proves nothing.
+    if (FACTS[name].pageErrors) expect(page.pageErrors).toEqual([])
 
     expect(properties('click-item')).toEqual([
       { rid: 's-rid-1', item_id: 'SKU-1', variant_item_id: 'SKU-1' },
@@ -173,7 +174,7 @@ describe.each(ENGINES)('GA4 data layer in %s', (name) => {
     ])
   })
 
-  it('reloaded pages: the add a page printed after a form post counts once, the order is stored once', async () => {
+  it('reloaded pages: the add a page pushes in its HTML counts once, the order is stored once', async () => {
     pages.page('/cart', shop(`dataLayer.push({ event: 'view_cart', ecommerce: { items: [${JSON.stringify(SHIRT)}] } })`))
     pages.page('/added', shop(`dataLayer.push({ event: 'add_to_cart', ecommerce: { items: [${JSON.stringify(SOCKS)}] } })`))
     pages.page('/thank-you', shop(`dataLayer.push({ event: 'purchase', ecommerce: ${JSON.stringify(ORDER)} })`))
@@ -188,6 +189,9 @@ describe.each(ENGINES)('GA4 data layer in %s', (name) => {
     await visit(page, '/added')
     await reload()
     await flushed(page)
+    // The reloaded add was skipped, not lost: an add the bridge cannot send (a cart this tab has
+    // not seen) is reported on the console, and sends no update-cart either.
+    const reportedOnReload = await page.evaluate('reported')
     await visit(page, '/thank-you')
     await reload()
     await flushed(page)
@@ -207,6 +211,8 @@ describe.each(ENGINES)('GA4 data layer in %s', (name) => {
       '/thank-you',
       '/thank-you'
     ])
+    expect(reportedOnReload).toEqual([])
+    expect(await page.evaluate('reported')).toEqual([])
   })
 
   it('script tags in either order: a view_item the add-on reads before the page view-page names it; after, it is reported and the page counted once', async () => {
@@ -214,6 +220,9 @@ describe.each(ENGINES)('GA4 data layer in %s', (name) => {
     const tracker = `<script src="/discovery-feedback.min.js" data-key="KEY" data-endpoint="${collector.url}"></script>`
     // Both tags in the head, the tracker's first: the add-on runs while the page is parsed.
     pages.page('/products/in-order', HEAD + `<script>${viewItem}</script>` + tracker + '<script src="/discovery-feedback-datalayer.min.js"></script>')
+    // Both tags in the head, the add-on's first and without the README's stub: it makes the stub
+    // itself, and its view-page waits in the stub's queue for the tracker.
+    pages.page('/products/add-on-first', HEAD + `<script>${viewItem}</script>` + '<script src="/discovery-feedback-datalayer.min.js"></script>' + tracker)
     // The add-on async and late: the tracker's view-page has gone without the product.
     pages.page(
       '/products/late',
@@ -222,12 +231,15 @@ describe.each(ENGINES)('GA4 data layer in %s', (name) => {
     const page = await open()
     await visit(page, '/products/in-order')
     await flushed(page)
+    await visit(page, '/products/add-on-first')
+    await flushed(page)
     await visit(page, '/products/late')
     await page.waitForFunction('window.discoveryFeedbackDataLayer')
     await flushed(page)
     const views = properties('view-page').map((view) => [new URL(view.url as string).pathname, view.item_id])
     expect(views).toEqual([
       ['/products/in-order', 'SKU-1'],
+      ['/products/add-on-first', 'SKU-1'],
       ['/products/late', undefined]
     ])
     expect(await page.evaluate('reported')).toEqual([expect.stringMatching(/^discovery-feedback: view_item: came after this page's view-page was tracked/)])

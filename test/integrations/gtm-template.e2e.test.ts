@@ -4,7 +4,7 @@ import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { launch, leave, startServers, type Servers } from '../support/harness'
 import { sleep, waitFor } from '../support/wait'
-import { sandboxRunner, templatePermissions, templateSections } from './gtm-sandbox'
+import { sandboxRunner, templatePermissions, templateSections, templateTests } from './gtm-sandbox'
 
 /*
  * The GTM template (gtm/discovery-feedback.tpl) as a container would run it: its sandboxed code
@@ -110,9 +110,30 @@ describe('the GTM template', () => {
     const fields = { key: 'KEY', endpoint: servers.collector.url, scriptUrl: SCRIPT_URL }
     expect(await Promise.all([fire(page, fields), fire(page, fields)])).toEqual(['success', 'success'])
     expect(await page.evaluate(() => document.querySelectorAll('script[src*="unpkg.com"]').length)).toBe(1)
-    const inits = await page.evaluate(() => (window as any).gtmCalls.filter((call: unknown[]) => call[0] == 'isConsentGranted').length)
+    const inits = await page.evaluate(() => (window as any).gtmCalls.filter((call: unknown[]) => call[0] == 'callInWindow' && call[2] == 'init').length)
     expect(inits).toBe(1)
     expect(errors).toEqual([])
+    await context.close()
+  })
+
+  it('fired again after the script has loaded (a History Change trigger): the tracker keeps its command function, and later calls and a consent withdrawal reach it', async () => {
+    const { context, page } = await shopPage()
+    const fields = { key: 'KEY', endpoint: servers.collector.url, scriptUrl: SCRIPT_URL }
+    expect(await fire(page, fields)).toBe('success')
+    await page.waitForFunction(() => (window as any).discoveryFeedback.tracker)
+    expect(await fire(page, fields)).toBe('success')
+    // A queue put in place of the command function would take this click and never send it.
+    await click(page, 'after-second-firing')
+    await page.evaluate(() => (window as any).discoveryFeedback('flush'))
+    await waitFor(() => clicked().length == 1, 'the click after the second firing', 10000)
+    expect((await stored(page)).cookies.sort()).toEqual(['df_sid', 'df_uid'])
+    // The withdrawal goes through GTM's consent listener and callInWindow, to the tracker.
+    await page.evaluate(() => (window as any).setGtmConsent('analytics_storage', false))
+    await click(page, 'after-withdrawal')
+    await leave(page)
+    await sleep(1000)
+    expect(clicked()).toEqual(['after-second-firing'])
+    expect((await context.cookies()).map((cookie) => cookie.name).filter((name) => name.startsWith('df_'))).toEqual([])
     await context.close()
   })
 
@@ -138,6 +159,16 @@ describe('the GTM template', () => {
     expect(clicked()).toEqual(['waiting'])
     expect((await context.cookies()).map((cookie) => cookie.name).filter((name) => name.startsWith('df_'))).toEqual([])
     await context.close()
+  })
+
+  it("passes its own template tests (___TESTS___), run with this emulation's test APIs", async () => {
+    const { setup, scenarios } = templateTests(TEMPLATE)
+    expect(scenarios.length).toBeGreaterThan(0)
+    for (const { name, code } of scenarios) {
+      const { context, page } = await shopPage()
+      expect(await page.evaluate(([setup, code]) => (window as any).runTemplateTest(setup, code), [setup, code]), name).toBe('passed')
+      await context.close()
+    }
   })
 
   it('fails the tag, and loads nothing, for a script URL its permissions do not cover', async () => {
