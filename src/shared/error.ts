@@ -15,13 +15,17 @@ export function feedbackError(event: string | undefined, field: string | undefin
 }
 
 /** Whether something thrown is one of ours, which names its event and field already. Reading it may throw (a getter). */
-export const isFeedbackError = (caught: unknown): caught is FeedbackError => !!attempt(() => (caught as FeedbackError).name == 'FeedbackError')
+export function isFeedbackError(caught: unknown): caught is FeedbackError {
+  return !!attempt(() => (caught as FeedbackError).name == 'FeedbackError')
+}
 
 /**
  * The text of anything thrown: reading it may throw too (a getter, a toString that throws). A
  * symbol has no text to add to a string: its type is named instead.
  */
-export const thrownText = (caught: unknown) => attempt(() => '' + caught) ?? typeof caught + ' thrown'
+export function thrownText(caught: unknown): string {
+  return attempt(() => '' + caught) ?? typeof caught + ' thrown'
+}
 
 /** What a caller's data or a platform threw, as a FeedbackError: anything at all may be thrown. */
 export function asFeedbackError(caught: unknown): FeedbackError {
