@@ -76,7 +76,9 @@ export function followDataLayer(dataLayer: unknown[], read: (entry: unknown) => 
       broughtAbout = 0
       if (!stopped) queue(entries)
     } else if (!stopped) {
-      queue(entries, 0, Math.min(entries.length, Math.max(0, MAX_ENTRIES_PER_PUSH - broughtAbout)))
+      // Pushed while the outermost push is read: only as many as the cap still allows.
+      const room = Math.max(0, MAX_ENTRIES_PER_PUSH - broughtAbout)
+      queue(entries, 0, Math.min(entries.length, room))
       broughtAbout += entries.length
     }
     try {

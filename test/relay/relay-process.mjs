@@ -43,11 +43,12 @@ const dieAfter = Number(env.DIE_AFTER_SINK_CALLS) || 0
 const holdAt = Number(env.HOLD_SINK_CALL) || 0
 const counted = async (events) => {
   await sink(events)
-  if (sinkCalls + 1 == holdAt) {
+  const call = ++sinkCalls
+  if (call == holdAt) {
     console.log(JSON.stringify({ held: holdAt }))
     await new Promise(() => {})
   }
-  if (++sinkCalls == dieAfter) process.kill(process.pid, 'SIGKILL')
+  if (call == dieAfter) process.kill(process.pid, 'SIGKILL')
 }
 
 const relay = createRelay({

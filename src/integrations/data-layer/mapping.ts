@@ -49,8 +49,11 @@ function amountOf(event: string, field: string, value: unknown): number {
   return amount
 }
 
-/** An optional GA4 amount: undefined when the page left it out, or printed an empty template value. */
-const optionalAmount = (event: string, field: string, value: unknown) => (value == null || value === '' ? undefined : amountOf(event, field, value))
+/** Whether the page left an optional amount out, or printed an empty template value for it. */
+const leftOut = (value: unknown) => value == null || value === ''
+
+/** An optional GA4 amount: undefined when left out. */
+const optionalAmount = (event: string, field: string, value: unknown) => (leftOut(value) ? undefined : amountOf(event, field, value))
 
 /** A GA4 id, which pages push as text or as a number. */
 function idOf(event: string, field: string, value: unknown): string {
@@ -139,7 +142,7 @@ export function createGa4Mapping(options: DataLayerOptions) {
     // misses its tax.
     const orderAmount = (field: string, without: string) => {
       const given = parameters[field]
-      if (given == null || given === '') return undefined
+      if (leftOut(given)) return undefined
       const amount = readAmount(given)
       if (amount === undefined) report(feedbackError(event, field, AMOUNT_RULE + describe(given) + ': the order was sent ' + without))
       return amount
