@@ -41,6 +41,8 @@ let shop: string
 let endpoint: string
 let collectorDown = false
 let refusedPosts = 0
+// While set, the collector stores each batch but holds its answer back this long.
+let answerDelay = 0
 // How many times each event id reached the collector while it was up, before its dedupe.
 const posted = new Map<string, number>()
 
@@ -86,6 +88,7 @@ beforeAll(async () => {
       })
       const headers = Object.fromEntries(answer.headers)
       let body = Buffer.from(await answer.arrayBuffer())
+      if (request.method == 'POST' && answerDelay) await sleep(answerDelay)
       if (url.searchParams.has('with-pixel')) {
         body = Buffer.concat([body, Buffer.from(LOAD_HOST)])
         delete headers['content-length']
@@ -108,6 +111,8 @@ let orders = 0
 /** An order of its own for each test, with Shopify's id shape. */
 const newOrder = () => sampleOrder({ id: 'gid://shopify/OrderIdentity/' + (7100000000000 + Date.now() * 10 + orders++) })
 const numeric = (order: { id: string }) => order.id.split('/').pop()!
+/** The pixel's kept events in the shop's storage, written through the Standard API. */
+const keptKeys = (page: Page) => page.evaluate(() => Object.keys(localStorage).filter((key) => key.startsWith('df_pixel_')))
 
 describe.each(['lax', 'strict'] as const)('a Shopify checkout with the pixel in the %s sandbox (Chromium)', (sandbox) => {
   /** The pixel's code as a merchant installs it: the pasted custom pixel, or the app pixel's bundle with its settings. */
@@ -153,6 +158,9 @@ describe.each(['lax', 'strict'] as const)('a Shopify checkout with the pixel in 
     await publish(page, 'checkout_started', checkoutStarted(order))
     await publish(page, 'checkout_completed', checkoutCompleted(order))
     await waitFor(() => purchasesOf(numeric(order)).length > 0, 'the purchase', 10000)
+    // The collector's answer reached the pixel, which then removes its kept copy. A shopper who
+    // leaves sooner is the next test's case.
+    await waitFor(async () => (await keptKeys(page)).length == 0, "the pixel's kept copy removed", 10000)
 
     // The shopper goes on to a storefront page, where both the script tag and the pixel run.
     const productUrl = await storefrontWithPixel(page, '/product/1001')
@@ -253,10 +261,9 @@ describe.each(['lax', 'strict'] as const)('a Shopify checkout with the pixel in 
       const refusedBefore = refusedPosts
       await publish(page, 'checkout_completed', checkoutCompleted(order))
       // Kept in the shop's storage, through the Standard API, for the next page.
-      const keptKeys = () => page.evaluate(() => Object.keys(localStorage).filter((key) => key.startsWith('df_pixel_')))
       let kept: string[] = []
       for (let tries = 0; tries < 100 && !kept.length; tries++) {
-        kept = await keptKeys()
+        kept = await keptKeys(page)
         await sleep(50)
       }
       expect(kept).toHaveLength(1)
@@ -274,7 +281,31 @@ describe.each(['lax', 'strict'] as const)('a Shopify checkout with the pixel in 
     expect(posted.get(orderEventId(KEY, numeric(order)))).toBe(1)
     expect(purchasesOf(numeric(order))).toHaveLength(1)
     expect(purchasesOf(numeric(order))[0].user.uid).toBe(uid)
-    expect(await page.evaluate(() => Object.keys(localStorage).filter((key) => key.startsWith('df_pixel_')))).toEqual([])
+    expect(await keptKeys(page)).toEqual([])
+    await context.close()
+  })
+
+  it('a shopper who leaves before the collector answered: the next page sends the purchase again, stored once', async () => {
+    const { context, page, uid } = await shopper()
+    const order = newOrder()
+    answerDelay = 3000
+    try {
+      await checkoutPage(page)
+      await publish(page, 'checkout_completed', checkoutCompleted(order))
+      await waitFor(() => purchasesOf(numeric(order)).length == 1, 'the purchase stored', 10000)
+      // Stored, but the answer has not reached the pixel: its copy is still kept.
+      expect(await keptKeys(page)).toHaveLength(1)
+      await leave(page)
+    } finally {
+      answerDelay = 0
+    }
+    await storefrontWithPixel(page, '/')
+    await waitFor(() => posted.get(orderEventId(KEY, numeric(order))) == 2, 'the purchase sent again', 10000)
+    await waitFor(async () => (await keptKeys(page)).length == 0, "the pixel's kept copy removed", 10000)
+    // Sent twice, as nothing can tell the second page that the first request arrived; its event
+    // id lets the collector store it once.
+    expect(purchasesOf(numeric(order))).toHaveLength(1)
+    expect(purchasesOf(numeric(order))[0].user.uid).toBe(uid)
     await context.close()
   })
 })

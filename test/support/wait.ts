@@ -5,13 +5,13 @@ export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve
 const POLL_MS = 20
 
 /**
- * Checks `check` every 20 ms until it holds. It fails after `timeout` milliseconds with an error
+ * Checks `check` every 20 ms until it holds; a check may ask a page and return a promise. It fails after `timeout` milliseconds with an error
  * that names `what`. The default of 5 seconds suits the node-side tests; the browser tests pass
  * their own timeout.
  */
-export async function waitFor(check: () => boolean, what: string, timeout = 5000) {
+export async function waitFor(check: () => boolean | Promise<boolean>, what: string, timeout = 5000) {
   const end = Date.now() + timeout
-  while (!check()) {
+  while (!(await check())) {
     if (Date.now() > end) throw new Error('timed out waiting for ' + what)
     await sleep(POLL_MS)
   }
