@@ -80,11 +80,16 @@ describe('consent in Chromium', () => {
     await call(page, 'click-item', { item_id: 'before', variant_item_id: 'v' })
     await call(page, 'flush')
     await waitFor(() => collector.events().length == 1, 'the event before withdrawal', 10000)
-    await call(page, 'click-item', { item_id: 'queued', variant_item_id: 'v' })
-    await sleep(50)
-    // The queued event is on disk, under a key of its own.
-    expect((await traces(page)).storage.filter((key) => key.includes('.'))).toHaveLength(1)
-    await call(page, 'consent', 'denied')
+    // Tracked, read back and withdrawn in one task, so that no batch can leave in between.
+    const storedBeforeDenial = await page.evaluate(() => {
+      const discoveryFeedback = (window as any).discoveryFeedback
+      discoveryFeedback('click-item', { item_id: 'queued', variant_item_id: 'v' })
+      const stored = Object.keys(localStorage).filter((key) => key.startsWith('df_'))
+      discoveryFeedback('consent', 'denied')
+      return stored
+    })
+    // The queued event was on disk, under a key of its own.
+    expect(storedBeforeDenial.filter((key) => key.includes('.'))).toHaveLength(1)
     expect(await traces(page)).toEqual({ cookies: [], storage: [] })
     await call(page, 'click-item', { item_id: 'after', variant_item_id: 'v' })
     await leave(page)

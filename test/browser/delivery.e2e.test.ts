@@ -161,7 +161,9 @@ describe('delivery in Chromium', () => {
   })
 
   it('9. a crashed page: the next visit sends what it had queued', async () => {
-    const page = await open('/shop')
+    // A minute's interval: however slow the crash comes, the batch is still waiting.
+    pages.page('/crash', shop('', 'data-auto-view-page="false" data-flush-interval="60000"'))
+    const page = await open('/crash')
     await clicks(page, 'crash', 15)
     // Stored on disk, not yet sent: the batch waits out its interval.
     const session = await context.newCDPSession(page)

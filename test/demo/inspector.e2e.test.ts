@@ -31,6 +31,9 @@ afterAll(async () => {
 /** The funnel rows as the chart writes them: label, then the four counts. */
 const funnelRows = (page: import('playwright-core').Page) =>
   page.$$eval('#funnel g[data-session]', (rows) => rows.map((row) => [...row.querySelectorAll(':scope > text')].map((text) => text.textContent)))
+/** Whether the funnel's rows show these counts (pages, clicks, adds, purchases), the session names aside. */
+const funnelShows = async (page: import('playwright-core').Page, counts: string[][]) =>
+  JSON.stringify((await funnelRows(page)).map((row) => row.slice(1))) == JSON.stringify(counts)
 const clickThrough = (page: import('playwright-core').Page) =>
   page.$$eval('#ctr g[data-family]', (rows) => rows.map((row) => [row.getAttribute('data-family'), row.querySelectorAll('text')[1].textContent]))
 
@@ -65,7 +68,8 @@ describe('the inspector as an integration debugger, in Chromium', () => {
     await inspector.waitForSelector('#status:text("live")')
     await inspector.waitForSelector('#events li[data-event="purchase"]', { timeout: 10000 })
     await waitFor(() => demo.collector.counts.accepted >= 12, 'the walk', 10000)
-    await inspector.waitForFunction(() => document.querySelector('#funnel g[data-session]'))
+    // The charts are redrawn at most every 250 ms: the walk's last events may come after the first drawing.
+    await waitFor(() => funnelShows(inspector, [['4', '3', '1', '1']]), 'the funnel of the whole walk', 10000)
     // Clean: no lint anywhere, on events or in the header.
     expect(await inspector.locator('#events li[data-linted]').count()).toBe(0)
     expect(await inspector.getAttribute('#lint-total', 'class')).toBe('clean')
@@ -134,6 +138,15 @@ describe('the inspector as an integration debugger, in Chromium', () => {
       'clock-skew': '1'
     })
     expect(await inspector.textContent('#lint-total b')).toBe('8')
+    await waitFor(
+      () =>
+        funnelShows(inspector, [
+          ['3', '1', '1', '1'],
+          ['4', '3', '1', '1']
+        ]),
+      'the funnel of both sessions',
+      10000
+    )
     expect(await funnelRows(inspector)).toEqual([
       [expect.stringMatching(/^sid staging/), '3', '1', '1', '1'],
       [expect.stringMatching(/^sid /), '4', '3', '1', '1']

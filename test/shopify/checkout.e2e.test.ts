@@ -237,12 +237,15 @@ describe.each(['lax', 'strict'] as const)('a Shopify checkout with the pixel in 
     // The thank-you template's call, on a page with the script tag, then the pixel's, then the server's.
     await page.evaluate((properties) => (window as any).discoveryFeedback('purchase', properties), properties)
     await page.evaluate(() => (window as any).discoveryFeedback('flush'))
+    const id = orderEventId(KEY, numeric(order))
+    await waitFor(() => posted.get(id) == 1, "the thank-you template's purchase", 10000)
     await checkoutPage(page)
     await publish(page, 'checkout_completed', checkoutCompleted(order))
     const server = createServerTracker({ key: KEY, endpoint: demo.url + '/v3/feedback' })
     server.track('purchase', properties, { uid, sid, ip: '203.0.113.9', ua: 'Mozilla/5.0' })
     await server.close()
-    await sleep(2000)
+    await waitFor(() => posted.get(id) == 2, "the pixel's purchase", 10000)
+    await waitFor(async () => (await keptKeys(page)).length == 0, "the pixel's kept copy removed", 10000)
     await leave(page)
     await sleep(500)
     // All three sent it: the page's and the pixel's reached the collector, the server's was answered 2xx.
@@ -270,6 +273,13 @@ describe.each(['lax', 'strict'] as const)('a Shopify checkout with the pixel in 
       expect(kept[0].endsWith('_' + orderEventId(KEY, numeric(order)))).toBe(true)
       await waitFor(() => refusedPosts > refusedBefore, 'a try while the collector is down', 10000)
       await leave(page)
+      // A retry that left just before the page went still arrives: the collector stays down until
+      // half a second passes without one.
+      let refusedSoFar: number
+      do {
+        refusedSoFar = refusedPosts
+        await sleep(500)
+      } while (refusedPosts != refusedSoFar)
     } finally {
       collectorDown = false
     }
@@ -277,7 +287,7 @@ describe.each(['lax', 'strict'] as const)('a Shopify checkout with the pixel in 
     // The shopper's next page on the shop, with the pixel.
     await storefrontWithPixel(page, '/')
     await waitFor(() => purchasesOf(numeric(order)).length == 1, 'the kept purchase', 10000)
-    await sleep(1000)
+    await waitFor(async () => (await keptKeys(page)).length == 0, "the pixel's kept copy removed", 10000)
     expect(posted.get(orderEventId(KEY, numeric(order)))).toBe(1)
     expect(purchasesOf(numeric(order))).toHaveLength(1)
     expect(purchasesOf(numeric(order))[0].user.uid).toBe(uid)
