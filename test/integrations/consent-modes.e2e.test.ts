@@ -192,13 +192,13 @@ ${scriptTag(false)}`
     await page.goto(suite.servers.origin + '/tcf-stored')
     await page.evaluate((tc) => (window as any).cmpApi.update(tc, false), tcString([1, 8]))
     await click(page, 'stored')
-    await waitFor(() => sentIds().includes('stored'), 'the click stored at the collector')
+    await waitFor(() => sentIds().includes('stored'), 'the click stored at the collector', 10000)
     expect((await ours(page)).cookies.sort()).toEqual(['df_sid', 'df_uid'])
 
     await page.goto(suite.servers.origin + '/tcf-stored?outside-gdpr')
     await page.evaluate(() => (window as any).cmpApi.update(null, false))
     await click(page, 'outside')
-    await waitFor(() => sentIds().includes('outside'), 'the click outside at the collector')
+    await waitFor(() => sentIds().includes('outside'), 'the click outside at the collector', 10000)
   })
 
   it("in a frame of another origin whose CMP is in the shop's page, reached through the IAB stub's __tcfapiLocator", async () => {
@@ -275,6 +275,6 @@ ${scriptTag(false).replace('{{collector}}', suite.servers.collector.url)}`
     // answered: the CMP's listeners (the page registers none of its own) come back to none.
     const questions = await page.evaluate(() => (window as any).calls.filter((call: { command: string }) => call.command == 'addEventListener').length)
     expect(questions).toBeGreaterThanOrEqual(3)
-    await page.waitForFunction(() => (window as any).consentAdapters.CmpApiModel.eventQueue.size == 0, undefined, { timeout: 5000 })
+    await page.waitForFunction(() => (window as any).consentAdapters.CmpApiModel.eventQueue.size == 0, undefined, { timeout: 10000 })
   })
 })

@@ -206,7 +206,7 @@ describe('the script tag through a same-origin relay', () => {
     mode = 'lose'
     await clicks(page, 'lost', 20)
     await flush(page)
-    await waitFor(() => recorded.events().length == 20, 'the first batch stored')
+    await waitFor(() => recorded.events().length == 20, 'the first batch stored', 10000)
     await sleep(1500)
     mode = 'up'
     await clicks(page, 'more', 5)

@@ -195,23 +195,25 @@ describe('forwardSink', () => {
     // A slow service that still answers within the timeout, and events of 40 KB: one a request.
     target.answer(() => ({ status: 200 }))
     const slow = target.url
-    const sink = forwardSink({ url: slow, timeout: 1000, maxInFlight: 1 })
+    const sink = forwardSink({ url: slow, timeout: 2400, maxInFlight: 1 })
     target.hold()
     const large = () => relayEvent({ properties: { item_id: 'x'.repeat(40000), variant_item_id: 'v' } })
     const first = outcome(sink([large()]))
     const second = outcome(sink([large()]))
     const third = outcome(sink([large()]))
-    // The service answers each request after 800 ms: the third call would wait 1,600 ms.
+    // The service answers each request after 1,600 ms, well within the 2,400 ms timeout: the third
+    // call would wait 3,200 ms for a free request, 800 ms past the timeout.
     const answering = setInterval(() => {
       target.release()
       target.hold()
-    }, 800)
+    }, 1600)
     try {
       const started = Date.now()
       const error = await third
       expect(error).toBeInstanceOf(SinkUnavailable)
-      expect((error as Error).message).toBe('no request was free for 1000 ms')
-      expect(Date.now() - started).toBeLessThan(1400)
+      expect((error as Error).message).toBe('no request was free for 2400 ms')
+      // Given up at the timeout, before the second's answer would have freed a request (3,200 ms).
+      expect(Date.now() - started).toBeLessThan(3000)
       expect(await first).toBe('ok')
       expect(await second).toBe('ok')
       // The third never reached the service.

@@ -97,9 +97,9 @@ describe.each(Object.keys(KINDS))('%s', (kind) => {
 
   it('lets a claim lapse after its ttl, as when the instance holding it died', async () => {
     const { first, second } = await pair()
-    expect(await first.claim(['a'], 'token-1', 150)).toEqual(['new'])
-    expect(await second.claim(['a'], 'token-2', 150)).toEqual(['claimed'])
-    await sleep(300)
+    expect(await first.claim(['a'], 'token-1', 1000)).toEqual(['new'])
+    expect(await second.claim(['a'], 'token-2', 1000)).toEqual(['claimed'])
+    await sleep(1500)
     expect(await second.claim(['a'], 'token-2', 15000)).toEqual(['new'])
     expect(await first.claim(['a'], 'token-1', 15000)).toEqual(['claimed'])
   })
@@ -155,11 +155,11 @@ describe.each(Object.keys(CLIENTS))('redisStore over %s, in Redis', (name) => {
   })
 
   it('forgets a delivered id after keepDays: a resend after that reaches the sink again', async () => {
-    const { first, second } = await KINDS[KIND]({ keepDays: 200 / 864e5 })
+    const { first, second } = await KINDS[KIND]({ keepDays: 1000 / 864e5 })
     await first.claim(['a'], 'token-1', 15000)
     await first.delivered(['a'], 'token-1')
     expect(await second.lookup(['a'])).toEqual([true])
-    await sleep(350)
+    await sleep(1500)
     expect(await second.lookup(['a'])).toEqual([false])
     expect(await second.claim(['a'], 'token-2', 15000)).toEqual(['new'])
   })

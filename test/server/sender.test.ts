@@ -216,18 +216,25 @@ describe('createServerTracker when the collector struggles (real HTTP)', () => {
 
   it('503 without Retry-After: exponential backoff with jitter from one second', async () => {
     const { createServerTracker } = await import('../../src/server')
-    const target = await collector((index) => (index < 1 ? [503] : [200]))
-    const tracker = createServerTracker({ key: 'KEY', endpoint: target.url })
-    for (let n = 0; n < 1000; n++) tracker.track('click-item', click(n), shopper)
-    await tracker.flush()
-    target.close()
-    const [first] = target.starts
-    const retries = target.starts.filter((at) => at - first > 100)
-    // The first step (one request: nothing had succeeded yet) failed; the next came between 0.5 and 1 s later.
-    expect(target.starts.length - retries.length).toBe(1)
-    expect(retries[0]! - first).toBeGreaterThanOrEqual(490)
-    expect(retries[0]! - first).toBeLessThan(1200)
-    expect(new Set(target.stored).size).toBe(1000)
+    // The jitter at its lowest, so the wait is known: half of the first step, 500 ms.
+    const random = vi.spyOn(Math, 'random').mockReturnValue(0)
+    try {
+      const target = await collector((index) => (index < 1 ? [503] : [200]))
+      const tracker = createServerTracker({ key: 'KEY', endpoint: target.url })
+      for (let n = 0; n < 1000; n++) tracker.track('click-item', click(n), shopper)
+      await tracker.flush()
+      target.close()
+      const [first] = target.starts
+      const retries = target.starts.filter((at) => at - first > 100)
+      // The first step (one request: nothing had succeeded yet) failed; the next came 0.5 s later:
+      // the step of 1 s with the jitter applied (without the jitter, or from 2 s, it would be 1 s or more).
+      expect(target.starts.length - retries.length).toBe(1)
+      expect(retries[0]! - first).toBeGreaterThanOrEqual(490)
+      expect(retries[0]! - first).toBeLessThan(1000)
+      expect(new Set(target.stored).size).toBe(1000)
+    } finally {
+      random.mockRestore()
+    }
   })
 
   it('a collector that never answers: requests time out, close() resolves by its timeout and reports what it gave up', async () => {
