@@ -13,7 +13,7 @@ import { startDemo } from '../../demo/server.mjs'
 import { createServerTracker } from '../../src/server'
 import { validate, type Envelope } from '../../src/index'
 import { orderEventId } from '../../src/shared/order-event-id'
-import { launch, leave, watch } from '../support/harness'
+import { launch, leave, watch, whenQuiet } from '../support/harness'
 import { sleep, waitFor } from '../support/wait'
 import { checkoutCompleted, checkoutStarted, consent, sampleOrder } from './events'
 import { bundleAppPixel, LOAD_HOST, publish, setConsent, startPixel } from './shop'
@@ -113,6 +113,8 @@ const newOrder = () => sampleOrder({ id: 'gid://shopify/OrderIdentity/' + (71000
 const numeric = (order: { id: string }) => order.id.split('/').pop()!
 /** The pixel's kept events in the shop's storage, written through the Standard API. */
 const keptKeys = (page: Page) => page.evaluate(() => Object.keys(localStorage).filter((key) => key.startsWith('df_pixel_')))
+/** Waits until the pixel has removed its kept copies: the collector's answers reached it. */
+const untilAnswered = (page: Page) => waitFor(async () => (await keptKeys(page)).length == 0, "the pixel's kept copies removed", 10000)
 
 describe.each(['lax', 'strict'] as const)('a Shopify checkout with the pixel in the %s sandbox (Chromium)', (sandbox) => {
   /** The pixel's code as a merchant installs it: the pasted custom pixel, or the app pixel's bundle with its settings. */
@@ -160,7 +162,7 @@ describe.each(['lax', 'strict'] as const)('a Shopify checkout with the pixel in 
     await waitFor(() => purchasesOf(numeric(order)).length > 0, 'the purchase', 10000)
     // The collector's answer reached the pixel, which then removes its kept copy. A shopper who
     // leaves sooner is the next test's case.
-    await waitFor(async () => (await keptKeys(page)).length == 0, "the pixel's kept copy removed", 10000)
+    await untilAnswered(page)
 
     // The shopper goes on to a storefront page, where both the script tag and the pixel run.
     const productUrl = await storefrontWithPixel(page, '/product/1001')
@@ -245,7 +247,7 @@ describe.each(['lax', 'strict'] as const)('a Shopify checkout with the pixel in 
     server.track('purchase', properties, { uid, sid, ip: '203.0.113.9', ua: 'Mozilla/5.0' })
     await server.close()
     await waitFor(() => posted.get(id) == 2, "the pixel's purchase", 10000)
-    await waitFor(async () => (await keptKeys(page)).length == 0, "the pixel's kept copy removed", 10000)
+    await untilAnswered(page)
     await leave(page)
     await sleep(500)
     // All three sent it: the page's and the pixel's reached the collector, the server's was answered 2xx.
@@ -275,11 +277,7 @@ describe.each(['lax', 'strict'] as const)('a Shopify checkout with the pixel in 
       await leave(page)
       // A retry that left just before the page went still arrives: the collector stays down until
       // half a second passes without one.
-      let refusedSoFar: number
-      do {
-        refusedSoFar = refusedPosts
-        await sleep(500)
-      } while (refusedPosts != refusedSoFar)
+      await whenQuiet(() => refusedPosts, 500)
     } finally {
       collectorDown = false
     }
@@ -287,7 +285,7 @@ describe.each(['lax', 'strict'] as const)('a Shopify checkout with the pixel in 
     // The shopper's next page on the shop, with the pixel.
     await storefrontWithPixel(page, '/')
     await waitFor(() => purchasesOf(numeric(order)).length == 1, 'the kept purchase', 10000)
-    await waitFor(async () => (await keptKeys(page)).length == 0, "the pixel's kept copy removed", 10000)
+    await untilAnswered(page)
     expect(posted.get(orderEventId(KEY, numeric(order)))).toBe(1)
     expect(purchasesOf(numeric(order))).toHaveLength(1)
     expect(purchasesOf(numeric(order))[0].user.uid).toBe(uid)
@@ -311,7 +309,7 @@ describe.each(['lax', 'strict'] as const)('a Shopify checkout with the pixel in 
     }
     await storefrontWithPixel(page, '/')
     await waitFor(() => posted.get(orderEventId(KEY, numeric(order))) == 2, 'the purchase sent again', 10000)
-    await waitFor(async () => (await keptKeys(page)).length == 0, "the pixel's kept copy removed", 10000)
+    await untilAnswered(page)
     // Sent twice, as nothing can tell the second page that the first request arrived; its event
     // id lets the collector store it once.
     expect(purchasesOf(numeric(order))).toHaveLength(1)
