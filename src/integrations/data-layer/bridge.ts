@@ -102,10 +102,9 @@ function followGa4Events(
     const isShops = (properties: unknown) => !life.signal.aborted && !sending && !own.has(properties as object)
     page.onDirect({
       event(event, properties) {
-        if (!isShops(properties)) {
-          if (own.has(properties as object)) echoes.replayed(event, properties)
-          return true
-        }
+        // The bridge's own event, replayed from the script tag's queue: its echo window starts now.
+        if (own.has(properties as object)) echoes.replayed(event, properties)
+        if (!isShops(properties)) return true
         // The first of two view-pages of one page wins, as the first of two clicks does.
         if (event == 'view-page' && page.views.repeatsBridge(urlOf(properties))) return false
         return !echoes.isEcho(event, properties, 'shop')
