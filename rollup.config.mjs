@@ -53,7 +53,7 @@ export default [
   moduleBuild('server'),
   // The Shopify entry takes only types from Shopify's package.
   moduleBuild('shopify', ['nanoid', '@shopify/web-pixels-extension']),
-  moduleBuild('relay', ['nanoid']),
+  moduleBuild('relay', ['nanoid', 'qs']),
   declarations('index'),
   declarations('client'),
   declarations('server'),
