@@ -3,14 +3,13 @@ import { attempt } from '../shared/attempt'
 import { uidFromCookieHeader, uidSetCookie } from '../shared/uid-cookie'
 import { clientAddress } from './client-address'
 import { checkEnvelope, KEY_INVALID, KEY_MISSING } from './envelopes'
+import { asEnvelope, readEnvelopes } from './intake'
 import { memoryStore } from './memory-store'
 import { SinkUnavailable } from './sinks'
 import type { BatchReport, Relay, RelayEvent, RelayOptions, RequestInfo } from './types'
 
 const DAY = 864e5
-// One request may carry this many envelopes (the tracker's 60 KiB bodies hold a few hundred at
-// most) and ask about this many unconfirmed ids (the tracker asks about 50).
-const MAX_ENVELOPES = 1000
+// A request may ask about this many unconfirmed ids (the tracker asks about 50).
 const MAX_UNCONFIRMED = 200
 // A batch whose events another request holds is asked to come back after this: that request's
 // sink is running, and has answered by then in all likelihood.
@@ -20,30 +19,16 @@ const json = (status: number, body: unknown, headers: Record<string, string> = {
   new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } })
 const failure = (message: string, more: object = {}) => ({ error: { message }, ...more })
 
-/** The body as text, or null once it is longer than `limit` bytes: read as it arrives, never buffered whole beyond it. */
-async function readLimited(request: Request, limit: number): Promise<string | null> {
-  if (Number(request.headers.get('content-length')) > limit) return null
-  if (!request.body) return ''
-  const reader = request.body.getReader()
-  const chunks: Uint8Array[] = []
-  let size = 0
-  for (;;) {
-    const { done, value } = await reader.read()
-    if (done) break
-    size += value.length
-    if (size > limit) {
-      reader.cancel().catch(() => {})
-      return null
-    }
-    chunks.push(value)
-  }
-  const bytes = new Uint8Array(size)
-  let offset = 0
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset)
-    offset += chunk.length
-  }
-  return new TextDecoder().decode(bytes)
+// A transparent 1×1 GIF: the answer an image request of the service's feedback library loads.
+const PIXEL = Uint8Array.from(atob('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7'), (char) => char.charCodeAt(0))
+
+/** An image request's answer: the pixel for what was taken, the JSON error (which the image ignores, a reader of the logs does not) for the rest. */
+function asImage(answer: Response): Response {
+  if (answer.status != 200) return answer
+  const headers = new Headers(answer.headers)
+  headers.set('content-type', 'image/gif')
+  headers.set('cache-control', 'no-store')
+  return new Response(PIXEL, { status: 200, headers })
 }
 
 /**
@@ -92,23 +77,8 @@ export function createRelay(options: RelayOptions): Relay {
   }
 
   async function handleBatch(request: Request, info: RequestInfo | undefined, headers: Record<string, string>): Promise<Response> {
-    let text: string | null
-    try {
-      text = await readLimited(request, maxBodyBytes)
-    } catch {
-      // The client went before its body ended: nobody is left to read the answer, and nothing of the relay failed.
-      return json(400, failure('the request ended before its body'), headers)
-    }
-    if (text == null) return json(413, failure('body is larger than ' + maxBodyBytes + ' bytes'), headers)
-    let parsed: unknown
-    try {
-      parsed = JSON.parse(text)
-    } catch (error) {
-      return json(400, failure('body is not JSON: ' + (error as Error).message), headers)
-    }
-    // The tracker sends an array; a single SPEC envelope is taken as a batch of one.
-    const envelopes = Array.isArray(parsed) ? parsed : [parsed]
-    if (envelopes.length > MAX_ENVELOPES) return json(413, failure('more than ' + MAX_ENVELOPES + ' envelopes in one request'), headers)
+    const intake = await readEnvelopes(request, maxBodyBytes)
+    if ('status' in intake) return json(intake.status, failure(intake.message), headers)
 
     const receivedAt = Date.now()
     const query = new URL(request.url).searchParams
@@ -119,13 +89,15 @@ export function createRelay(options: RelayOptions): Relay {
     const ip = addresses.of(request.headers, info?.remoteAddress)
     const ua = request.headers.get('user-agent') || undefined
 
-    const batch: BatchReport = { accepted: [], duplicates: [], rejected: [], sentAt: sentAt > 0 ? sentAt : undefined }
+    const batch: BatchReport = { accepted: [], duplicates: [], rejected: [], variantsFilled: 0, sentAt: sentAt > 0 ? sentAt : undefined }
     const events: RelayEvent[] = []
     // Each event's place in the batch, to hand the sink the new ones in the order they came.
     const order = new Map<RelayEvent, number>()
-    envelopes.forEach((envelope, index) => {
+    intake.envelopes.forEach((sent, index) => {
+      const { envelope, filled } = asEnvelope(sent, intake.key)
       const checked = checkEnvelope(envelope, accepted)
-      if ('error' in checked) return batch.rejected.push({ index, error: checked.error, envelope })
+      if ('error' in checked) return batch.rejected.push({ index, error: checked.error, envelope: sent })
+      if (filled) batch.variantsFilled++
       const event = checked.event
       // SPEC "User object": ip and ua default to those of the request. An ip the envelope
       // brought (a server sender's) is under the same privacy setting.
@@ -227,7 +199,9 @@ export function createRelay(options: RelayOptions): Relay {
             }
           })
         }
-        if (request.method != 'POST') return json(405, failure('use POST'), { ...headers, allow: 'POST, OPTIONS' })
+        // GET is the feedback library's image request, its event in the query.
+        if (request.method == 'GET') return asImage(await handleBatch(request, info, headers))
+        if (request.method != 'POST') return json(405, failure('use POST, or GET with the event in the query'), { ...headers, allow: 'GET, POST, OPTIONS' })
         return await handleBatch(request, info, headers)
       } catch (error) {
         // The store failed (Redis down): the browser keeps the events and tries again.

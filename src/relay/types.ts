@@ -38,6 +38,8 @@ export interface BatchReport {
   duplicates: RelayEvent[]
   /** Refused by the rules or the keys: `index` in the batch, the error, and the envelope as it came. */
   rejected: { index: number; error: string; envelope: unknown }[]
+  /** Accepted events that named no `variant_item_id` (the service's own clients send none), given their `item_id` as the variant. */
+  variantsFilled: number
   /** The send time the client gave (`?t_sent=`), if it is a time. */
   sentAt: number | undefined
 }

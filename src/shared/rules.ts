@@ -11,7 +11,7 @@ import type { EventName, User } from './types'
  */
 type Schema = Record<string, string>
 
-const LINE_ITEM: Schema = { item_id: 's', variant_item_id: 's', unit_price: 'n', quantity: 'q' }
+export const LINE_ITEM: Schema = { item_id: 's', variant_item_id: 's', unit_price: 'n', quantity: 'q' }
 
 export const EVENTS: Record<EventName, Schema> = {
   'click-suggestion': { rid: 's', suggestion: 's' },
@@ -55,6 +55,9 @@ const KINDS: Record<string, [test: (value: unknown) => boolean, rule: string]> =
   u: [(value) => filled(value) && value.length <= 32, 'a string of 1 to 32 characters'],
   a: [(value) => Array.isArray(value) && value.every(isString), 'an array of language codes']
 }
+
+/** Whether a field of this kind holds a number: what a query string, which carries only text, must turn back into one. */
+export const holdsNumber = (kind: string) => ['n', 'i', 'q'].includes(kind[0])
 
 // Numbers are shown as they are (NaN, 1.5, -1 explain themselves); other values only by type,
 // so no shopper data ends up in a console or an error tracker.

@@ -87,13 +87,14 @@ describe('answers', () => {
     expect(await send([envelope({ key: 'OTHER' }), envelope()])).toMatchObject({ status: 200, body: { accepted: 1, rejected: [{ index: 0 }] } })
   })
 
-  it('405 with Allow for another method; OPTIONS is a preflight answered 204', async () => {
+  it('405 with Allow for another method; a GET without an event in its query 400; OPTIONS is a preflight answered 204', async () => {
     const { send } = setup({ origins: ['https://www.shop.example'] })
-    for (const method of ['GET', 'PUT', 'DELETE']) {
-      const answer = await send(method == 'GET' ? undefined : '[]', { method })
+    for (const method of ['PUT', 'DELETE', 'PATCH']) {
+      const answer = await send('[]', { method })
       expect(answer.status).toBe(405)
-      expect(answer.headers.get('allow')).toBe('POST, OPTIONS')
+      expect(answer.headers.get('allow')).toBe('GET, POST, OPTIONS')
     }
+    expect(await send(undefined, { method: 'GET' })).toMatchObject({ status: 400, body: { error: { message: 'a GET request carries its event in the query' } } })
     const preflight = await send(undefined, {
       method: 'OPTIONS',
       headers: { origin: 'https://www.shop.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type,x-custom' }
