@@ -3,6 +3,7 @@
 // each route family has its own rid prefix.
 import { randomUUID } from 'node:crypto'
 import { readFileSync } from 'node:fs'
+import qs from 'qs'
 import { keyFault, KEY_MISSING } from './access.mjs'
 import { readBody } from './request-body.mjs'
 
@@ -62,6 +63,17 @@ const uidOf = (body) => {
   if (uid != null && typeof uid != 'string') throw new BadRequest('user.uid must be a string')
   return uid || ''
 }
+// SPEC "Endpoints": every request body contains user, and SPEC "User object" requires its uid
+// and sid. A request without them is refused by name rather than answered for nobody.
+const requireUser = (body) => {
+  const { user } = body
+  if (user == null || user === '') throw new BadRequest('user is required')
+  if (typeof user != 'object' || Array.isArray(user)) throw new BadRequest('user must be an object')
+  for (const field of ['uid', 'sid']) {
+    if (user[field] == null || user[field] === '') throw new BadRequest('user.' + field + ' is required')
+    if (typeof user[field] != 'string') throw new BadRequest('user.' + field + ' must be a string')
+  }
+}
 // SPEC bodies nest a few levels (filters → values → value). The routes echo some fields, so they
 // refuse a body nested deeper before any use, since it could overflow JSON.stringify's stack.
 const deeperThan = (value, levels) =>
@@ -85,6 +97,10 @@ const recommendation = (items, body) => {
   const { offset, limit, total, items: shown } = page(items, body, 4)
   return { meta: { limit, offset, user_id: uidOf(body), total, rid: rid('r') }, items: shown.map(productItem) }
 }
+// SPEC does not show the routes behind trending and featured. The demo answers stand-ins for
+// them: every third product, and the dearest first.
+const TRENDING = catalog.filter((_, index) => index % 3 == 0)
+const FEATURED = [...catalog].sort((a, b) => b.price - a.price)
 
 const ROUTES = [
   [
@@ -158,6 +174,9 @@ const ROUTES = [
     }
   ],
   [/^\/v3\/recommend\/items\/newest$/, (body) => recommendation([...catalog].reverse(), body)],
+  // The routes the service's own SDK asks for trending and featured.
+  [/^\/v3\/recommend\/items\/trending$/, (body) => recommendation(TRENDING, body)],
+  [/^\/v3\/recommend\/items\/featured$/, (body) => recommendation(FEATURED, body)],
   [/^\/v3\/recommend\/items\/viewed\/latest$/, (body, _, viewed) => recommendation(viewed(uidOf(body)), body)],
   [/^\/v3\/recommend\/items\/([^/]+)\/viewed\/viewed$/, (body, [id]) => recommendation(related([id], 1), body)],
   [/^\/v3\/recommend\/items\/([^/]+)\/viewed\/bought$/, (body, [id]) => recommendation(related([id], 5), body)],
@@ -165,18 +184,10 @@ const ROUTES = [
   [
     /^\/v3\/recommend\/([^/]+)$/,
     (body, [slot]) => {
-      // SPEC does not show the routes behind trending and featured. The stores ask these two
-      // slots by default, and here they answer stand-ins: every third product, and the dearest first.
-      if (slot == 'trending')
-        return recommendation(
-          catalog.filter((_, index) => index % 3 == 0),
-          body
-        )
-      if (slot == 'featured')
-        return recommendation(
-          [...catalog].sort((a, b) => b.price - a.price),
-          body
-        )
+      // Clients that ask a slot for trending and featured (the stores' trendingSlot and
+      // featuredSlot options) get the same stand-ins from these two slots.
+      if (slot == 'trending') return recommendation(TRENDING, body)
+      if (slot == 'featured') return recommendation(FEATURED, body)
       return recommendation(body.item_id ? related([text(body, 'item_id')], 3) : catalog.slice(8), body)
     }
   ]
@@ -184,18 +195,43 @@ const ROUTES = [
 
 const CORS = { 'access-control-allow-origin': '*' }
 
-// SPEC defines no GET encoding; here every field is a query parameter holding JSON.
-// fromEntries makes each an own field, also one named __proto__, as JSON.parse does for POST.
-const queryBody = (url) =>
-  Object.fromEntries(
-    [...url.searchParams].map(([name, value]) => {
-      try {
-        return [name, JSON.parse(value)]
-      } catch {
-        return [name, value]
-      }
-    })
-  )
+// SPEC defines no GET encoding. The service's own SDK writes a JSONP request's fields in qs's
+// bracket encoding (`user[uid]=u1&sort[0][field]=price`), and the demo's first clients wrote each
+// field as a parameter holding JSON (`user={"uid":"u1"}`): both are read. The query is bounded as
+// a posted body is: a few levels deep, a few hundred parameters and array entries, and a query
+// past a bound is refused rather than cut short. qs leaves out any name that would reach the
+// object prototype (__proto__, constructor), and takes the last of a repeated parameter, as
+// URLSearchParams does.
+const QUERY_OPTIONS = {
+  ignoreQueryPrefix: true,
+  depth: 5,
+  strictDepth: true,
+  parameterLimit: 500,
+  arrayLimit: 100,
+  throwOnLimitExceeded: true,
+  allowPrototypes: false,
+  duplicates: 'last'
+}
+
+/** A top-level parameter's text as the JSON it holds, or as the text itself. */
+const jsonOrText = (value) => {
+  try {
+    return JSON.parse(value)
+  } catch {
+    return value
+  }
+}
+
+function queryBody(url) {
+  let fields
+  try {
+    fields = qs.parse(url.search, QUERY_OPTIONS)
+  } catch (error) {
+    throw new BadRequest('the query is refused: ' + error.message)
+  }
+  // fromEntries makes each an own field of a plain object, as JSON.parse does for POST.
+  return Object.fromEntries(Object.entries(fields).map(([name, value]) => [name, typeof value == 'string' ? jsonOrText(value) : value]))
+}
 
 // A posted body may hold this many characters.
 const MAX_BODY_CHARACTERS = 65536
@@ -236,6 +272,7 @@ async function answer(request, url, [pattern, respond], { keys, viewed, responde
   if (fault) return [fault == KEY_MISSING ? 401 : 403, { error: { message: fault } }]
   if (!body || typeof body != 'object' || Array.isArray(body)) throw new BadRequest('body must be a JSON object')
   if (deeperThan(body, 6)) throw new BadRequest('body is nested too deep')
+  requireUser(body)
   const params = pathParams(url.pathname, pattern)
   if (params[0] == 'broken') return [500, { error: { message: 'The slot failed on purpose.' } }]
   if (params[0] == 'slow') await wait(3000)
@@ -243,6 +280,18 @@ async function answer(request, url, [pattern, respond], { keys, viewed, responde
   // The inspector links each rid to the session it went to, since clicks echo it (SPEC "Events").
   responded(json.meta.rid, body.user)
   return [200, json]
+}
+
+/**
+ * The expression a JSONP answer calls, or null when the name is none a page could have given.
+ * A name such as `cb` or `jQuery.cb` is called as it is. The service's SDK names its callbacks
+ * `__jp` and nanoid characters, `-` among them, which JavaScript would read as a subtraction:
+ * such a name is called as a property of window.
+ */
+function jsonpCallee(name) {
+  if (!name) return null
+  if (/^[\w$.]{1,64}$/.test(name)) return name
+  return /^[\w$-]{1,64}$/.test(name) ? `window[${JSON.stringify(name)}]` : null
 }
 
 /**
@@ -266,13 +315,13 @@ export async function handleDiscovery(request, response, url, { keys, viewed, re
       .end()
     return true
   }
-  const callback = url.searchParams.get('callback')
+  const callee = jsonpCallee(url.searchParams.get('callback'))
   const reply = (status, json) => {
     // The caller may have gone while the slow slot waited.
     if (response.destroyed) return
     // With JSONP (SPEC "General rules" 3), the answer is a call of the page's function.
-    if (callback && /^[\w$.]{1,64}$/.test(callback)) {
-      response.writeHead(200, { ...CORS, 'content-type': 'text/javascript; charset=utf-8' }).end(`${callback}(${JSON.stringify(json)})`)
+    if (callee) {
+      response.writeHead(200, { ...CORS, 'content-type': 'text/javascript; charset=utf-8' }).end(`${callee}(${JSON.stringify(json)})`)
     } else response.writeHead(status, { ...CORS, 'content-type': 'application/json' }).end(JSON.stringify(json))
   }
   try {

@@ -41,11 +41,9 @@ function ridLint({ event, properties }, session, returnedTo) {
   }
   const owner = returnedTo(rid)
   if (owner == null) return ['rid-unknown', `rid ${clip(rid)} never returned by a discovery response seen here`]
-  // The rule compares only what the request gave: a page may ask before its tracker has loaded,
-  // without a user, and a server may ask with a uid alone (SPEC makes the rest optional).
-  const [ownerUid, ownerSid] = owner.split('\n')
-  const [uid, sid] = session.split('\n')
-  if ((ownerUid && ownerUid != uid) || (ownerSid && ownerSid != sid)) return ['rid-session', `rid ${clip(rid)} was returned to another session, not this one`]
+  // The discovery routes answer only a request with the user's uid and sid (SPEC "Endpoints"), so
+  // every rid they returned belongs to one session.
+  if (owner != session) return ['rid-session', `rid ${clip(rid)} was returned to another session, not this one`]
 }
 
 /** An add-to-cart must come with its click-item (SPEC "Event kinds"); `clicks` are the session's earlier click-items. */

@@ -1,8 +1,11 @@
 import { discoveryError } from './error'
+import { queryString } from './query-string'
+import { untilUser } from './until-user'
 import { encode } from '../shared/json'
 import { remember, ridFor } from '../shared/rids'
 import type { ClientOptions, DiscoveryClient, DiscoveryError, LinkedTracker, RequestOptions } from './types'
 import type { Tracker } from '../browser/types'
+import type { User } from '../shared/types'
 
 // The tracker methods whose rid links back to a response, and the property that carries what
 // the click showed. Each method tracks the event named like it in kebab-case.
@@ -75,16 +78,31 @@ export function createClient(options: ClientOptions): DiscoveryClient {
   const currentTracker = () => link(typeof options.tracker == 'function' ? options.tracker() : options.tracker)
   currentTracker()
 
+  /** The user a request carries: the body's own (a store's), the tracker's, or the options'. */
+  const userOf = (body: { user?: User } | undefined) => body?.user || currentTracker()?.user || options.user
+
   /**
    * Sends a route its body, with the user and the time, and resolves with SPEC's answer for it.
-   * The two transports stay inside: as functions of their own they measured 34 B more in the tag.
+   * SPEC "Endpoints" requires the user on every route. A tracker given as a function (the script
+   * tag's, README "Discovery client and rids") may not have loaded yet when a page asks its first
+   * shelf: the request then waits for the tracker's user, up to its timeout, and goes as it is
+   * after that, for the service to refuse it by name.
    */
-  function send<Answer>(route: string, body: object | undefined, { signal }: RequestOptions = {}): Promise<Answer> {
+  function send<Answer>(route: string, body: object | undefined, requestOptions: RequestOptions = {}): Promise<Answer> {
+    if (userOf(body) || typeof options.tracker != 'function') return sendNow(route, body, requestOptions)
+    return untilUser(() => userOf(body), timeout, requestOptions.signal).then(() => sendNow(route, body, requestOptions))
+  }
+
+  /**
+   * Sends a request as it is now. The two transports stay inside: as functions of their own they
+   * measured 34 B more in the tag.
+   */
+  function sendNow<Answer>(route: string, body: object | undefined, { signal }: RequestOptions): Promise<Answer> {
     const fail = (kind: DiscoveryError['kind'], message: string, status?: number) =>
       discoveryError(route + ': ' + message + (status ? ' (HTTP ' + status + ')' : ''), { kind, route, status })
     const now = Date.now()
     const payload: Record<string, unknown> = {
-      user: currentTracker()?.user || options.user,
+      user: userOf(body),
       // SPEC declares t_client as a string on content search only.
       t_client: route == '/v3/search/content' ? String(now) : now,
       ...body
@@ -97,13 +115,12 @@ export function createClient(options: ClientOptions): DiscoveryClient {
     let answer: Promise<any>
     if (options.jsonp) {
       // GET with a callback, for services reached by a script element (SPEC "General rules" 3).
-      // A script element sends no headers: the key goes in the query, every field as JSON.
+      // A script element sends no headers: the key goes in the query beside the fields, in the
+      // encoding of the service's own SDK. Encoded before the promise, so that a field the query
+      // cannot hold throws here, as it does for a POST.
       jsonpCount += 1
       const callback = '__discoveryFeedback' + jsonpCount
-      const query = new URLSearchParams({ key, callback })
-      for (const field of Object.keys(payload)) {
-        if (payload[field] !== undefined) query.set(field, encode(payload[field]))
-      }
+      const src = base + route + '?' + queryString({ ...payload, key, callback })
       const callbacks = globalThis as Record<string, unknown>
       const script = document.createElement('script')
       answer = new Promise((resolve, reject) => {
@@ -112,7 +129,7 @@ export function createClient(options: ClientOptions): DiscoveryClient {
         // answer (an event has no message), a cancel as its reason.
         script.onerror = reject
         own.onabort = reject
-        script.src = base + route + '?' + query
+        script.src = src
         document.head.append(script)
       }).finally(() => {
         delete callbacks[callback]
@@ -172,6 +189,10 @@ export function createClient(options: ClientOptions): DiscoveryClient {
     smartCollection: (slot, request, requestOptions) => send('/v3/smart-collection/' + pathSegment(slot), request, requestOptions),
     recommend: (slot, request, requestOptions) => send('/v3/recommend/' + pathSegment(slot), request, requestOptions),
     newest: (request, requestOptions) => send('/v3/recommend/items/newest', request, requestOptions),
+    // SPEC "Other routes" does not show the routes of trending and featured: these are the ones
+    // the service's own SDK asks.
+    trending: (request, requestOptions) => send('/v3/recommend/items/trending', request, requestOptions),
+    featured: (request, requestOptions) => send('/v3/recommend/items/featured', request, requestOptions),
     latestViewed: (request, requestOptions) => send('/v3/recommend/items/viewed/latest', request, requestOptions),
     viewedViewed: (itemId, request, requestOptions) => send('/v3/recommend/items/' + pathSegment(itemId) + '/viewed/viewed', request, requestOptions),
     viewedBought: (itemId, request, requestOptions) => send('/v3/recommend/items/' + pathSegment(itemId) + '/viewed/bought', request, requestOptions),

@@ -51,13 +51,17 @@ const FIELDS: Record<string, FieldRule> = {
 /** The store events that send a request. request and setRequestBody are the store's own. */
 type RouteEventName = Exclude<RecommendationEventName, 'request' | 'setRequestBody'>
 
+/** The client methods whose route has no path argument, and those whose route has one. */
+type PlainMethod = 'newest' | 'latestViewed' | 'trending' | 'featured'
+type PathMethod = 'recommend' | 'viewedViewed' | 'viewedBought' | 'boughtBought'
+
 /** How a store event asks its route. */
 interface EventRoute {
-  /** The client method that asks the route (SPEC "Endpoints"). */
-  method: 'newest' | 'latestViewed' | 'recommend' | 'viewedViewed' | 'viewedBought' | 'boughtBought'
+  /** The client method that asks the route (SPEC "Endpoints"): one of PlainMethod, or of PathMethod with inPath. */
+  method: PlainMethod | PathMethod
   /** The field that goes into the route's path. The payload must hold it. */
   inPath?: 'slot' | 'item_id' | 'item_ids'
-  /** The option that names the slot the event asks. Without that option the slot is the event's name. */
+  /** The option that may name a slot of the slot route for the event to ask instead of its method's route. */
   slotOption?: 'trendingSlot' | 'featuredSlot'
   /** Every field its payload may hold. */
   fields: string[]
@@ -66,20 +70,20 @@ interface EventRoute {
 /*
  * SPEC "Client-library recommendation store events" and the routes they ask. request and
  * setRequestBody are the store's own and ask no route of their own. SPEC shows no route behind
- * trending and featured: they ask a slot of the slot route, named in the options. Literals
- * only, so that a bundler drops the table when only createClient is imported.
+ * trending and featured: they ask the routes the service's own SDK asks, or the slot their
+ * option names. Literals only, so that a bundler drops the table when only createClient is imported.
  */
 const EVENTS: Record<RouteEventName, EventRoute> & { request: null; setRequestBody: null } = {
   request: null,
   setRequestBody: null,
   newest: { method: 'newest', fields: ['offset', 'limit', 'user', 'log'] },
-  trending: { method: 'recommend', slotOption: 'trendingSlot', fields: ['offset', 'limit', 'user', 'log'] },
+  trending: { method: 'trending', slotOption: 'trendingSlot', fields: ['offset', 'limit', 'user', 'log'] },
   latest: { method: 'latestViewed', fields: ['offset', 'limit', 'user', 'log'] },
   viewed: { method: 'viewedViewed', inPath: 'item_id', fields: ['item_id', 'offset', 'limit', 'user', 'log'] },
   bought: { method: 'viewedBought', inPath: 'item_id', fields: ['item_id', 'offset', 'limit', 'user', 'log'] },
   frequentlyPurchased: { method: 'boughtBought', inPath: 'item_ids', fields: ['item_ids', 'offset', 'limit', 'user', 'log'] },
   predefined: { method: 'recommend', inPath: 'slot', fields: ['slot', 'item_id', 'item_ids', 'offset', 'limit', 'user', 'log'] },
-  featured: { method: 'recommend', slotOption: 'featuredSlot', fields: ['user', 'log'] }
+  featured: { method: 'featured', slotOption: 'featuredSlot', fields: ['user', 'log'] }
 }
 
 const refuse = (event: string, field: string, rule: string) => discoveryError(event + ': ' + field + ' ' + rule, { kind: 'invalid', event, field })
@@ -177,14 +181,10 @@ export function createRecommendations(client: DiscoveryClient, options: Recommen
           // again: a route event.
           const { method, inPath = '', slotOption, fields: allowed } = EVENTS[name as RouteEventName]
           if (inPath && fields[inPath] == null) throw refuse(name as string, inPath, 'is required')
-          // The required field goes into the path, and out of the body; trending and featured ask
-          // their slot. An event without a path field takes out the key '' instead, which no SPEC
-          // field has. One destructuring rather than an if and a delete: 19 B less in the tag.
-          const {
-            [inPath]: pathArgument = slotOption && (options[slotOption] || name),
-            user = options.user,
-            ...body
-          } = merge(name as string, requestBody, fields, allowed)
+          // The required field goes into the path, and out of the body. An event without a path
+          // field takes out the key '' instead, which no SPEC field has. One destructuring rather
+          // than an if and a delete: 19 B less in the tag.
+          const { [inPath]: pathArgument, user = options.user, ...body } = merge(name as string, requestBody, fields, allowed)
           // A user is sent with a numeric ip as text: SPEC's store listing types ip as a number,
           // every other listing as a string.
           if (user) body.user = user.ip == null ? user : { ...user, ip: String(user.ip) }
@@ -193,8 +193,13 @@ export function createRecommendations(client: DiscoveryClient, options: Recommen
           const { signal } = current
           // The payload passed its event's rules above, which the compiler cannot follow through EVENTS.
           set({ status: 'loading', error: undefined, request: { name, payload: fields } as RecommendationEvent })
-          // newest and latestViewed take no path argument.
-          const answer = method == 'newest' || method == 'latestViewed' ? client[method](body, { signal }) : client[method](pathArgument, body, { signal })
+          // trending and featured ask the slot their option names, where it names one.
+          const slot = slotOption && options[slotOption]
+          const answer = slot
+            ? client.recommend(slot, body, { signal })
+            : inPath
+              ? client[method as PathMethod](pathArgument, body, { signal })
+              : client[method as PlainMethod](body, { signal })
           answer.then(
             (json) => {
               // An answer without SPEC's items (null, an object) shows as an empty shelf, never a crash.

@@ -184,9 +184,15 @@ export interface ClientOptions {
   tracker?: Tracker | (() => Tracker | undefined)
   /** The user when there is no tracker (a server, a test). */
   user?: User
-  /** Milliseconds before a request fails with kind `timeout`. Default 5000. */
+  /**
+   * Milliseconds before a request fails with kind `timeout`. Default 5000. A request made before
+   * a tracker given as a function has loaded first waits up to as long for the tracker's user.
+   */
   timeout?: number
-  /** Use GET with a JSONP callback instead of POST JSON (SPEC "General rules" 3). */
+  /**
+   * Use GET with a JSONP callback instead of POST JSON (SPEC "General rules" 3). The fields go
+   * into the query as the service's own SDK writes them: `user[uid]=…&sort[0][field]=…`.
+   */
   jsonp?: boolean
 }
 
@@ -218,6 +224,10 @@ export interface DiscoveryClient {
   /** The recommended way to get recommendations: a slot configured in the merchant dashboard. */
   recommend(slot: string, request?: RecommendRequest, options?: RequestOptions): Promise<RecommendResponse>
   newest(request?: Paging, options?: RequestOptions): Promise<RecommendResponse>
+  /** Products trending in the store, at `/v3/recommend/items/trending`: SPEC does not show the route; the service's own SDK asks this one. */
+  trending(request?: Paging, options?: RequestOptions): Promise<RecommendResponse>
+  /** Featured products of the store, at `/v3/recommend/items/featured`: SPEC does not show the route; the service's own SDK asks this one. */
+  featured(request?: Paging, options?: RequestOptions): Promise<RecommendResponse>
   /** Products this user viewed recently. */
   latestViewed(request?: Paging, options?: RequestOptions): Promise<RecommendResponse>
   viewedViewed(itemId: string, request?: Paging, options?: RequestOptions): Promise<RecommendResponse>
@@ -299,9 +309,15 @@ export interface RecommendationStore {
 export interface RecommendationOptions {
   /** The user of every request of this store, instead of the tracker's. */
   user?: StoreUser
-  /** SPEC does not show the route behind trending: the store asks this slot. Default `trending`. */
+  /**
+   * A slot of the slot route (`/v3/recommend/{slot}`) for trending to ask instead of
+   * `/v3/recommend/items/trending`, the route the service's own SDK asks (SPEC shows none).
+   */
   trendingSlot?: string
-  /** SPEC does not show the route behind featured: the store asks this slot. Default `featured`. */
+  /**
+   * A slot of the slot route (`/v3/recommend/{slot}`) for featured to ask instead of
+   * `/v3/recommend/items/featured`, the route the service's own SDK asks (SPEC shows none).
+   */
   featuredSlot?: string
   /** Called with every error that lands in the state: refusals and failed requests. */
   onError?: (error: DiscoveryError) => void

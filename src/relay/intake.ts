@@ -133,9 +133,10 @@ export function asEnvelope(given: unknown, key: string | null): { envelope: unkn
   if (!isObject(given)) return { envelope: given, filled: false }
   const envelope = { ...given }
   if (key && (envelope.key == null || envelope.key === '')) envelope.key = key
-  if (envelope.properties === undefined && typeof envelope.event == 'string') {
-    envelope.properties = Object.fromEntries(Object.entries(given).filter(([field]) => !ENVELOPE_FIELDS.has(field)))
-  }
+  // Only an envelope with fields of its own besides SPEC's is the SDK's: one with none has no
+  // properties, and is told so.
+  const topLevel = Object.entries(given).filter(([field]) => !ENVELOPE_FIELDS.has(field))
+  if (envelope.properties === undefined && typeof envelope.event == 'string' && topLevel.length) envelope.properties = Object.fromEntries(topLevel)
   if (!isObject(envelope.properties)) return { envelope, filled: false }
   const [properties, filled] = withVariants(envelope.event, envelope.properties)
   return { envelope: { ...envelope, properties }, filled }

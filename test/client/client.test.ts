@@ -55,6 +55,8 @@ describe('discovery client', () => {
     ['smartCollection', (c: any) => c.smartCollection('sale', { limit: 3 }), 'c'],
     ['recommend', (c: any) => c.recommend('home', { item_id: '1001' }), 'r'],
     ['newest', (c: any) => c.newest({ limit: 2 }), 'r'],
+    ['trending', (c: any) => c.trending({ limit: 2 }), 'r'],
+    ['featured', (c: any) => c.featured(), 'r'],
     ['latestViewed', (c: any) => c.latestViewed(), 'r'],
     ['viewedViewed', (c: any) => c.viewedViewed('1001'), 'r'],
     ['viewedBought', (c: any) => c.viewedBought('1001'), 'r'],
@@ -64,6 +66,15 @@ describe('discovery client', () => {
     expect(answer.meta.rid).toMatch(RID)
     expect(answer.meta.rid[0]).toBe(prefix)
     expect(Array.isArray(answer.items)).toBe(true)
+  })
+
+  it("asks trending and featured at the routes the service's own SDK asks", async () => {
+    const fetch = vi.spyOn(globalThis, 'fetch')
+    const [trending, featured] = await Promise.all([client().trending({ limit: 3 }), client().featured()])
+    expect(fetch.mock.calls.map(([url]) => String(url).slice(demo.url.length))).toEqual(['/v3/recommend/items/trending', '/v3/recommend/items/featured'])
+    expect(trending.items).toHaveLength(3)
+    expect(trending.meta.user_id).toBe(user.uid)
+    expect(trending.items.map((item) => item.id)).not.toEqual(featured.items.map((item) => item.id))
   })
 
   it('sends t_client as a string on content search, as SPEC declares it there', async () => {
@@ -151,6 +162,40 @@ describe('rid linkage through a tracker', () => {
     createClient({ key: 'demo-key', baseUrl: demo.url, tracker })
     tracker.clickItem({ item_id: '1001', variant_item_id: '1001-38' })
     expect(calls.at(-1)).toEqual(['click-item', { item_id: '1001', variant_item_id: '1001-38', rid }])
+  })
+
+  it('a request made before a tracker given as a function has loaded waits for its user', async () => {
+    const { tracker } = fakeTracker()
+    // Where a script tag's tracker appears once it has loaded.
+    const page: { tracker?: Tracker } = {}
+    const fetch = vi.spyOn(globalThis, 'fetch')
+    const early = createClient({ key: 'demo-key', baseUrl: demo.url, tracker: () => page.tracker }).newest({ limit: 1 })
+    await new Promise((resolve) => setTimeout(resolve, 150))
+    // Nothing went while there was no user to send.
+    expect(fetch).not.toHaveBeenCalled()
+    page.tracker = tracker
+    const answer = await early
+    expect(JSON.parse((fetch.mock.calls[0][1] as RequestInit).body as string).user).toEqual(user)
+    expect(answer.meta.user_id).toBe(user.uid)
+  })
+
+  it('without a user by the end of its timeout, a request goes as it is, and the service refuses it by name', async () => {
+    const waited = failure(createClient({ key: 'demo-key', baseUrl: demo.url, tracker: () => undefined, timeout: 200 }).newest())
+    const userless = failure(createClient({ key: 'demo-key', baseUrl: demo.url }).newest())
+    for (const error of await Promise.all([waited, userless])) {
+      expect(error).toMatchObject({ kind: 'api', status: 400, route: '/v3/recommend/items/newest' })
+      expect(error.message).toBe('discovery-feedback: /v3/recommend/items/newest: user is required (HTTP 400)')
+    }
+  })
+
+  it('a request cancelled while it waits for its user settles at once, as cancelled', async () => {
+    const controller = new AbortController()
+    const started = Date.now()
+    const pending = failure(createClient({ key: 'demo-key', baseUrl: demo.url, tracker: () => undefined }).newest({}, { signal: controller.signal }))
+    setTimeout(() => controller.abort(), 100)
+    expect(await pending).toMatchObject({ kind: 'network', message: expect.stringContaining('cancelled') })
+    // Well before the 5 s the wait for a user may last.
+    expect(Date.now() - started).toBeLessThan(1000)
   })
 
   it('takes the user of the tracker for every request', async () => {

@@ -69,13 +69,13 @@ describe('recommendation stores', () => {
 
   it.each([
     ['newest', { limit: 2 }, '/v3/recommend/items/newest', { limit: 2 }],
-    ['trending', { offset: '1', limit: '2' }, '/v3/recommend/trending', { offset: 1, limit: 2 }],
+    ['trending', { offset: '1', limit: '2' }, '/v3/recommend/items/trending', { offset: 1, limit: 2 }],
     ['latest', undefined, '/v3/recommend/items/viewed/latest', {}],
     ['viewed', { item_id: '1001' }, '/v3/recommend/items/1001/viewed/viewed', {}],
     ['bought', { item_id: 1001, limit: 3 }, '/v3/recommend/items/1001/viewed/bought', { limit: 3 }],
     ['frequentlyPurchased', { item_ids: ['1001', 1002] }, '/v3/recommend/items/1001,1002/bought/bought', {}],
     ['predefined', { slot: 'home', item_id: '1001' }, '/v3/recommend/home', { item_id: '1001' }],
-    ['featured', undefined, '/v3/recommend/featured', {}]
+    ['featured', undefined, '/v3/recommend/items/featured', {}]
   ] as const)('%s asks %s and puts the answer into the state', async (name, payload, path, sent) => {
     const { fetch, seen } = answers()
     const store = createRecommendations(client()).emit(name, payload as never)

@@ -88,6 +88,10 @@ const feed = (demo: Demo) => readFeed(demo.url, demo.inspectorToken)
 
 const json = (value: unknown) => encodeURIComponent(JSON.stringify(value))
 const HOSTILE = { toString: 1 }
+// The user every discovery request carries (SPEC "Endpoints"), as a body field and as the
+// service's SDK writes it into a query (user[uid]=…&user[sid]=…).
+const SHOPPER = { uid: 'uid-1', sid: 'sid-1' }
+const SHOPPER_QUERY = '&user%5Buid%5D=uid-1&user%5Bsid%5D=sid-1'
 
 describe('6. no single request takes the server down', () => {
   it.each(['//', '//%'])('GET %s (a target URL parsing refuses) is answered 400', async (target) => {
@@ -98,21 +102,25 @@ describe('6. no single request takes the server down', () => {
 
   it('a discovery item id that is not valid percent-encoding is answered 400, by GET and POST', async () => {
     const demo = await start()
-    expect((await rawGet(demo, '/v3/recommend/items/%ZZ/viewed/viewed?key=demo-key')).status).toBe(400)
-    const posted = await fetch(demo.url + '/v3/recommend/items/%ZZ/viewed/bought', { method: 'POST', headers: { 'x-key': 'demo-key' }, body: '{}' })
+    expect((await rawGet(demo, '/v3/recommend/items/%ZZ/viewed/viewed?key=demo-key' + SHOPPER_QUERY)).status).toBe(400)
+    const posted = await fetch(demo.url + '/v3/recommend/items/%ZZ/viewed/bought', {
+      method: 'POST',
+      headers: { 'x-key': 'demo-key' },
+      body: JSON.stringify({ user: SHOPPER })
+    })
     expect(posted.status).toBe(400)
     await alive(demo)
   })
 
   it('an object where q belongs is refused, also by JSONP', async () => {
     const demo = await start()
-    const plain = await rawGet(demo, '/v3/autocomplete?key=demo-key&q=' + json(HOSTILE))
+    const plain = await rawGet(demo, '/v3/autocomplete?key=demo-key' + SHOPPER_QUERY + '&q=' + json(HOSTILE))
     expect(plain.status).toBe(400)
-    const jsonp = await rawGet(demo, '/v3/autocomplete?key=demo-key&callback=cb&q=' + json(HOSTILE))
+    const jsonp = await rawGet(demo, '/v3/autocomplete?key=demo-key' + SHOPPER_QUERY + '&callback=cb&q=' + json(HOSTILE))
     // JSONP cannot read a status: the error is in the call's argument.
     expect(jsonp.text).toContain('cb({"error":{"message":"q must be a string or a number"}})')
-    // A field named __proto__ is a field like any other, not the prototype of the others.
-    const smuggled = await fetch(demo.url + '/v3/autocomplete?key=demo-key&__proto__=' + json({ q: HOSTILE }))
+    // A field named __proto__ never becomes the prototype of the others: it is left out.
+    const smuggled = await fetch(demo.url + '/v3/autocomplete?key=demo-key' + SHOPPER_QUERY + '&__proto__=' + json({ q: HOSTILE }))
     expect(smuggled.status).toBe(200)
     expect((await smuggled.json()).meta.q).toBe('')
     await alive(demo)
@@ -120,12 +128,12 @@ describe('6. no single request takes the server down', () => {
 
   it('an object where offset belongs is refused, also on the slow slot whose answer waits for a timer', async () => {
     const demo = await start()
-    expect((await rawGet(demo, '/v3/recommend/items/newest?key=demo-key&offset=' + json(HOSTILE))).status).toBe(400)
-    expect((await rawGet(demo, '/v3/recommend/slow?key=demo-key&offset=' + json(HOSTILE))).status).toBe(400)
+    expect((await rawGet(demo, '/v3/recommend/items/newest?key=demo-key' + SHOPPER_QUERY + '&offset=' + json(HOSTILE))).status).toBe(400)
+    expect((await rawGet(demo, '/v3/recommend/slow?key=demo-key' + SHOPPER_QUERY + '&offset=' + json(HOSTILE))).status).toBe(400)
     const posted = await fetch(demo.url + '/v3/recommend/items/newest', {
       method: 'POST',
       headers: { 'x-key': 'demo-key' },
-      body: JSON.stringify({ limit: HOSTILE })
+      body: JSON.stringify({ user: SHOPPER, limit: HOSTILE })
     })
     expect(posted.status).toBe(400)
     await alive(demo)
@@ -337,8 +345,8 @@ describe('12. access', () => {
     const demo = await start({ keys: ['shop-a', 'shop-b'] })
     for (const key of ['demo-key', 'shop-a', 'shop-b']) expect((await post(demo, [event({ key })])).status).toBe(200)
     expect((await post(demo, [event({ key: 'shop-c' })])).status).toBe(403)
-    expect((await fetch(demo.url + '/v3/recommend/items/newest?key=shop-b')).status).toBe(200)
-    expect((await fetch(demo.url + '/v3/recommend/items/newest?key=shop-c')).status).toBe(403)
+    expect((await fetch(demo.url + '/v3/recommend/items/newest?key=shop-b' + SHOPPER_QUERY)).status).toBe(200)
+    expect((await fetch(demo.url + '/v3/recommend/items/newest?key=shop-c' + SHOPPER_QUERY)).status).toBe(403)
   })
 
   it('the inspector and its feed need the token; the token URL sets a strict HttpOnly cookie', async () => {
@@ -464,5 +472,109 @@ describe('13. the store serves its own files from a fixed list', () => {
     expect(checkout.status).toBe(303)
     expect((await fetch(demo.url + checkout.headers.get('location')!)).status).toBe(200)
     await alive(demo)
+  })
+})
+
+describe("14. the discovery routes read what the service's SDK sends, and require the user", () => {
+  const ROUTES = [
+    '/v3/autocomplete',
+    '/v3/search/content',
+    '/v3/smart-collection/all',
+    '/v3/recommend/home',
+    '/v3/recommend/items/newest',
+    '/v3/recommend/items/trending',
+    '/v3/recommend/items/featured',
+    '/v3/recommend/items/viewed/latest',
+    '/v3/recommend/items/1001/viewed/viewed',
+    '/v3/recommend/items/1001/viewed/bought',
+    '/v3/recommend/items/1001,1002/bought/bought'
+  ]
+  const get = async (demo: Demo, path: string, query: string) => {
+    const response = await fetch(demo.url + path + '?key=demo-key' + query)
+    return { status: response.status, body: await response.json() }
+  }
+  const ids = (answer: { body: { items: { id: string }[] } }) => answer.body.items.map((item) => item.id)
+
+  it("a GET reads the SDK's bracket encoding and a JSON text per field alike", async () => {
+    const demo = await start()
+    const brackets = await get(demo, '/v3/recommend/items/newest', SHOPPER_QUERY + '&limit=2')
+    const perField = await get(demo, '/v3/recommend/items/newest', '&user=' + json(SHOPPER) + '&limit=2')
+    expect(brackets.body.meta).toMatchObject({ user_id: 'uid-1', limit: 2 })
+    expect(perField.body.meta).toMatchObject({ user_id: 'uid-1', limit: 2 })
+    expect(ids(brackets)).toEqual(ids(perField))
+    // A sort rule in brackets (sort[0][field]=price&sort[0][order]=desc) orders the collection and is echoed.
+    const unsorted = await get(demo, '/v3/smart-collection/all', SHOPPER_QUERY)
+    const sorted = await get(demo, '/v3/smart-collection/all', SHOPPER_QUERY + '&sort%5B0%5D%5Bfield%5D=price&sort%5B0%5D%5Border%5D=desc')
+    expect(sorted.body.meta.sort).toEqual([{ field: 'price', order: 'desc' }])
+    expect(ids(sorted)).not.toEqual(ids(unsorted))
+    const prices = sorted.body.items.map((item: { price: number[] }) => item.price[0])
+    expect(prices).toEqual([...prices].sort((a, b) => b - a))
+    // A repeated parameter: the last one counts, as before.
+    expect((await get(demo, '/v3/autocomplete', SHOPPER_QUERY + '&q=boot&q=shirt')).body.meta.q).toBe('shirt')
+  })
+
+  it("trending and featured answer at the SDK's routes, as the stores' default slots do", async () => {
+    const demo = await start()
+    for (const kind of ['trending', 'featured']) {
+      const sdkRoute = await get(demo, '/v3/recommend/items/' + kind, SHOPPER_QUERY + '&limit=3')
+      expect(sdkRoute.status).toBe(200)
+      expect(sdkRoute.body.meta).toMatchObject({ user_id: 'uid-1', limit: 3, rid: expect.stringMatching(/^r-/) })
+      expect(ids(sdkRoute)).toHaveLength(3)
+      expect(ids(sdkRoute)).toEqual(ids(await get(demo, '/v3/recommend/' + kind, SHOPPER_QUERY + '&limit=3')))
+    }
+    const trending = await get(demo, '/v3/recommend/items/trending', SHOPPER_QUERY)
+    const featured = await get(demo, '/v3/recommend/items/featured', SHOPPER_QUERY)
+    expect(ids(trending)).not.toEqual(ids(featured))
+  })
+
+  it.each(ROUTES)("%s refuses a request without user with 400 and SPEC's error, by POST, GET and JSONP", async (route) => {
+    const demo = await start()
+    const posted = await fetch(demo.url + route, { method: 'POST', headers: { 'x-key': 'demo-key' }, body: JSON.stringify({ t_client: 1, q: 'boot' }) })
+    expect(posted.status).toBe(400)
+    expect(await posted.json()).toEqual({ error: { message: 'user is required' } })
+    expect(await get(demo, route, '&t_client=1')).toEqual({ status: 400, body: { error: { message: 'user is required' } } })
+    const jsonp = await fetch(demo.url + route + '?key=demo-key&t_client=1&callback=cb')
+    expect(await jsonp.text()).toBe('cb({"error":{"message":"user is required"}})')
+    // With the user, the same request is answered.
+    expect((await get(demo, route, '&t_client=1' + SHOPPER_QUERY)).status).toBe(200)
+  })
+
+  it.each([
+    ['a user without sid', '&user%5Buid%5D=uid-1', { user: { uid: 'uid-1' } }, 'user.sid is required'],
+    ['a user without uid', '&user%5Bsid%5D=sid-1', { user: { sid: 'sid-1' } }, 'user.uid is required'],
+    ['an empty uid', '&user%5Buid%5D=&user%5Bsid%5D=sid-1', { user: { uid: '', sid: 'sid-1' } }, 'user.uid is required'],
+    ['a user that is text', '&user=me', { user: 'me' }, 'user must be an object'],
+    ['a sid that is a number', '&user=' + json({ uid: 'u', sid: 7 }), { user: { uid: 'u', sid: 7 } }, 'user.sid must be a string']
+  ])('%s is refused with 400 naming the field, by GET and POST', async (_, query, body, message) => {
+    const demo = await start()
+    expect(await get(demo, '/v3/recommend/items/newest', query)).toEqual({ status: 400, body: { error: { message } } })
+    const posted = await fetch(demo.url + '/v3/recommend/items/newest', { method: 'POST', headers: { 'x-key': 'demo-key' }, body: JSON.stringify(body) })
+    expect({ status: posted.status, body: await posted.json() }).toEqual({ status: 400, body: { error: { message } } })
+  })
+
+  it('a hostile query is refused past its bounds, and never reaches the object prototype', async () => {
+    const demo = await start()
+    const refused = async (query: string) => (await get(demo, '/v3/recommend/items/newest', SHOPPER_QUERY + query)).body.error.message
+    expect(await refused('&filters' + '%5Ba%5D'.repeat(6) + '=1')).toMatch(/^the query is refused: .*depth/)
+    expect(await refused('&x=1'.repeat(500))).toMatch(/^the query is refused: Parameter limit exceeded/)
+    expect(await refused('&item_ids%5B100%5D=1001')).toMatch(/^the query is refused: Array limit exceeded/)
+    // Five levels, as deep as a SPEC body goes, are read.
+    expect((await get(demo, '/v3/recommend/items/newest', SHOPPER_QUERY + '&filters' + '%5Ba%5D'.repeat(5) + '=1')).status).toBe(200)
+    const polluting = ['&__proto__%5Bpolluted%5D=1', '&user%5B__proto__%5D%5Bpolluted%5D=1', '&constructor%5Bprototype%5D%5Bpolluted%5D=1']
+    const answer = await get(demo, '/v3/recommend/items/newest', SHOPPER_QUERY + polluting.join(''))
+    expect(answer.status).toBe(200)
+    expect(answer.body.meta.user_id).toBe('uid-1')
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined()
+    await alive(demo)
+  })
+
+  it("a JSONP callback named as the SDK names its own, with a '-' in it, is called through window; any other name gets JSON", async () => {
+    const demo = await start()
+    const sdkNamed = await fetch(demo.url + '/v3/recommend/items/newest?key=demo-key' + SHOPPER_QUERY + '&callback=__jpa-Z0')
+    expect(sdkNamed.headers.get('content-type')).toContain('text/javascript')
+    expect(await sdkNamed.text()).toMatch(/^window\["__jpa-Z0"\]\(\{"meta":\{/)
+    const hostile = await fetch(demo.url + '/v3/recommend/items/newest?key=demo-key' + SHOPPER_QUERY + '&callback=' + encodeURIComponent('alert(1)//'))
+    expect(hostile.headers.get('content-type')).toBe('application/json')
+    expect((await hostile.json()).meta.user_id).toBe('uid-1')
   })
 })
