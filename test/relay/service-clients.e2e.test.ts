@@ -34,6 +34,9 @@ const page = (withoutBeacon: boolean) =>
   (withoutBeacon ? '<script>delete Navigator.prototype.sendBeacon</script>' : '') +
   '<script src="/findify-analytics.min.js"></script>'
 
+// The page the library's view-page fills in as its url.
+const PAGE_URL = expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/(beacon|image)$/)
+
 let browser: Browser
 let site: Awaited<ReturnType<typeof serve>>
 
@@ -70,7 +73,7 @@ async function sendAll(transport: 'beacon' | 'image', endpoint: string) {
   return { context, faults }
 }
 
-const expectSeven = (stored: { event: string; key: string; properties: any; user: any }[]) => {
+const expectSeven = (stored: { event: string; key: string; properties: any; user: any }[], pageUrl: unknown = PAGE_URL) => {
   expect(stored.map((event) => event.event).sort()).toEqual(CALLS.map(([event]) => event).sort())
   for (const event of stored) {
     expect(event.key).toBe('KEY')
@@ -85,7 +88,7 @@ const expectSeven = (stored: { event: string; key: string; properties: any; user
     revenue: 99.9,
     line_items: [{ item_id: '42', variant_item_id: '42', unit_price: 49.95, quantity: 2 }]
   })
-  expect(byName['view-page']).toMatchObject({ url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/(beacon|image)$/), ref: '', width: expect.any(Number) })
+  expect(byName['view-page']).toMatchObject({ url: pageUrl, ref: '', width: expect.any(Number) })
 }
 
 describe.each(['beacon', 'image'] as const)('@findify/analytics by %s', (transport) => {
@@ -116,6 +119,56 @@ describe.each(['beacon', 'image'] as const)('@findify/analytics by %s', (transpo
       expect(recorded.events()).toHaveLength(CALLS.length)
       expect(reports.reduce((sum, report) => sum + report.variantsFilled, 0)).toBe(4)
       expect(reports.flatMap((report) => report.rejected)).toEqual([])
+    } finally {
+      await server.close()
+    }
+  })
+})
+
+/*
+ * The service's SDK, @findify/sdk 2.5.2 (MIT, Findify; findify/findify-js), sends feedback as a
+ * shop's server or app would call it: `send({ type: 'feedback', params })`, which posts the
+ * properties at the top level of the body with `X-Key`. Its module build (lib/) is bundled for
+ * Node as a shop's bundler would, its code as published; axios then posts over real HTTP.
+ */
+async function loadSdk(): Promise<{ init: (config: Record<string, unknown>) => { send: (request: unknown) => Promise<unknown> } }> {
+  const { build } = await import('esbuild')
+  const entry = createRequire(import.meta.url).resolve('@findify/sdk')
+  const { outputFiles } = await build({ entryPoints: [entry], bundle: true, format: 'cjs', platform: 'node', write: false, logLevel: 'silent' })
+  const module = { exports: {} as any }
+  new Function('module', 'exports', 'require', outputFiles[0].text)(module, module.exports, createRequire(import.meta.url))
+  return module.exports
+}
+
+describe("@findify/sdk's feedback requests", () => {
+  const sendAllBySdk = async (base: string) => {
+    const sdk = await loadSdk()
+    const client = sdk.init({ key: 'KEY', url: base + '/v3', method: 'post', user: { uid: 'Ab3dE5gH7jK9mN1p', sid: 'Qr2sT4uV6wX8yZ0a' } })
+    for (const [event, properties] of CALLS) {
+      const filled = event == 'view-page' ? { url: 'https://shop.test/', ref: '', width: 1280, height: 800 } : properties
+      await client.send({ type: 'feedback', params: { event, ...filled } })
+    }
+  }
+
+  it('each of the seven stored once by the reference collector', async () => {
+    const collector = await startDemoCollector()
+    try {
+      await sendAllBySdk(collector.url.replace('/v3/feedback', ''))
+      expectSeven(collector.stored() as any, 'https://shop.test/')
+      expect(collector.stored()).toHaveLength(CALLS.length)
+    } finally {
+      await collector.close()
+    }
+  })
+
+  it('each of the seven handed to the relay’s sink once', async () => {
+    const recorded = recordingSink()
+    const relay = createRelay({ keys: ['KEY'], sink: recorded.sink })
+    const server = await serve(toNodeHandler(relay))
+    try {
+      await sendAllBySdk(server.origin)
+      expectSeven(recorded.events(), 'https://shop.test/')
+      expect(recorded.events()).toHaveLength(CALLS.length)
     } finally {
       await server.close()
     }
