@@ -2,9 +2,10 @@ import type { TrackerOptions } from './types'
 
 /**
  * The tracker's options from its script tag's data-* attributes (`data-key`, `data-endpoint`,
- * `data-flush-interval="2000"`, `data-auto-view-page="false"` …), named as the dataset names
- * them. Attributes are text: true, false and whole numbers become what the options expect;
- * the key stays text whatever it looks like. The tracker checks them like any options.
+ * `data-flush-interval="2000"`, `data-auto-view-page="false"`, `data-format="spec"` …), named
+ * as the dataset names them. Attributes are text: true, false and whole numbers become what
+ * the options expect; the key stays text whatever it looks like. The tracker checks them like
+ * any options.
  */
 export function optionsFromDataset(data: DOMStringMap): Partial<TrackerOptions> {
   const options: Record<string, unknown> = {}

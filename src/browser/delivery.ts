@@ -2,6 +2,7 @@ import { pack, tooLarge, type Body } from '../shared/batch'
 import { createBackoff, outcomeOf, withSendTime } from '../shared/http'
 import type { DropReason, Entry, Outbox } from './outbox'
 import { post, type Answer } from '../shared/post'
+import { serviceBody } from './service-body'
 import { beacon } from './transport'
 import type { TrackerOptions } from './types'
 
@@ -42,6 +43,12 @@ export type Reason = DropReason | 'too_large' | 'rejected'
  * later, this page or the next asks the collector which of their event ids it lacks
  * (`?unconfirmed=`, README "Collector protocol") and sends only those again. A collector that
  * does not answer `missing` gets each such event at most once, never twice.
+ *
+ * `format: 'spec'` sends to the service itself, which takes one SPEC envelope per request and
+ * answers no question: each body is one event (service-body.ts), the key goes in the query, and
+ * what was handed over counts as delivered without asking. So that a beacon is not lost for good
+ * in an outage, nothing is beaconed while the service is failing, nor what the browser refuses:
+ * it waits in the outbox, for this page or the next.
  */
 export function createDelivery(
   settings: TrackerOptions,
@@ -51,6 +58,7 @@ export function createDelivery(
   allowed: () => boolean
 ) {
   const endpoint = settings.endpoint
+  const spec = settings.format == 'spec'
   const maxBytes = Math.min(settings.maxBatchBytes || MAX_BODY, MAX_BODY)
   const maxEvents = settings.maxBatchEvents || 50
   const interval = settings.flushInterval ?? 1000
@@ -82,9 +90,15 @@ export function createDelivery(
     flushing.splice(0).forEach((resolve) => resolve())
   }
 
-  /** The collector URL with the send time and, if any, the ids asked about. */
+  /**
+   * The URL of a request. To a collector: with the send time, `t_sent`, as the server sender's
+   * (withSendTime in shared/http.ts), and, if any, the ids asked about (README "Collector
+   * protocol"). To the service, which knows neither: with the key, where its own feedback
+   * library puts it (a beacon can set no header); SPEC "Authentication" 4 wants it in the body
+   * too, where every envelope has it.
+   */
   const target = (checks: Entry[]) => {
-    const url = withSendTime(endpoint, Date.now())
+    const url = spec ? endpoint + (endpoint.includes('?') ? '&' : '?') + 'key=' + encodeURIComponent(settings.key) : withSendTime(endpoint, Date.now())
     if (!checks.length) return url
     return url + '&unconfirmed=' + encodeURIComponent(checks.map((entry) => entry.event.event_id).join())
   }
@@ -132,6 +146,9 @@ export function createDelivery(
     outbox.remove([entry])
     dropped([entry], 'too_large')
   }
+
+  /** The bodies of `waiting`, at most `most`: JSON arrays of many events, or the service's one each. */
+  const bodiesOf = (waiting: Entry[], most?: number) => (spec ? waiting.slice(0, most).map(serviceBody) : pack(waiting, maxBytes, dropTooLarge, most))
 
   /** 2xx: the events are stored; of the ids asked about, those the collector lacks wait again. */
   const delivered = (entries: Entry[], checks: Entry[], missing: unknown) => {
@@ -212,7 +229,10 @@ export function createDelivery(
       if (!entry.handed) waiting.push(entry)
       else if (now - entry.handed >= CHECK_AFTER && checks.length < MAX_CHECKS) checks.push(entry)
     }
-    const bodies = pack(waiting, maxBytes, dropTooLarge, backoff.slots(MAX_IN_FLIGHT) - inFlight.size)
+    // The service cannot be asked: what was handed over counts as delivered, as with a collector
+    // that does not answer `missing`, so each such event arrives at most once.
+    if (spec) outbox.remove(checks.splice(0))
+    const bodies = bodiesOf(waiting, backoff.slots(MAX_IN_FLIGHT) - inFlight.size)
     if (!bodies.length && checks.length) bodies.push(questionOnly())
     // Nothing at all to send: a flush() ends once the requests in flight were answered too.
     if (!bodies.length && !inFlight.size) endUrgent()
@@ -232,12 +252,17 @@ export function createDelivery(
     const now = Date.now()
     const handed: Entry[] = []
     const waiting: Entry[] = []
+    // The service is never asked what it lacks: a beacon into an outage would be lost for good.
+    // Failing, the backoff probes with one request at a time (shared/http.ts).
+    const withheld = spec && backoff.slots(MAX_IN_FLIGHT) == 1
     for (const entry of outbox.entries) {
       if (entry.sending && !entry.handed) handed.push(entry)
-      else if (!entry.sending && !entry.handed) waiting.push(entry)
+      else if (!entry.sending && !entry.handed && !withheld) waiting.push(entry)
     }
-    for (const body of pack(waiting, maxBytes, dropTooLarge)) {
+    for (const body of bodiesOf(waiting)) {
       if (beacon(target([]), body.body)) counts.sent += body.entries.length
+      // Refused by the browser: for the service, it waits unsent, since handed over it would never be sent again.
+      else if (spec) continue
       // Refused (over the budget, or no sendBeacon): a request may still get out before the page goes.
       else deliver(body, [], true)
       handed.push(...body.entries)

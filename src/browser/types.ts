@@ -12,6 +12,22 @@ export interface TrackerOptions {
    * @example 'https://collector.example/v3/feedback'
    */
   endpoint: string
+  /**
+   * What the endpoint speaks. `'batch'` (default): a collector or relay that takes JSON arrays
+   * of events (README "Collector protocol"), such as `discovery-feedback/relay`. `'spec'`: the
+   * service itself, straight from the page, as its own feedback library sends: one request per
+   * event, the body one SPEC envelope (`event`, `properties`, `key`, `t_client`, `user`), the
+   * key also in the query (`?key=`), typed text/plain so no preflight is needed.
+   *
+   * Use `'spec'` when there is no relay to run. It costs one request per event instead of one per
+   * batch, and the service cannot be asked which events it lacks: an event a beacon took as the
+   * page went counts as delivered, and is not sent again if the beacon was lost on the way.
+   * While the service is failing, nothing is beaconed; events wait in the outbox for the next
+   * page. The outbox, retries and backoff work as with `'batch'`; `event_id` and the send time
+   * are not sent, so the service cannot store a resent event once or correct the device clock.
+   * @example 'spec'
+   */
+  format?: 'batch' | 'spec'
   /** Minutes without an event after which a new `sid` starts. Default 30 (SPEC "User object"). */
   sessionMinutes?: number
   /** Send view-page on load, on every SPA navigation and on back/forward-cache restores. Default true. */
