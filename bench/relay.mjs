@@ -1,6 +1,9 @@
 // Events per second per core of one relay process (dist/relay.mjs behind node:http, the
 // package's fileSink), with memoryStore() and with redisStore() over node-redis and a local
-// redis-server: `npx rollup -c && node bench/relay.mjs [seconds]`. Not part of npm test.
+// redis-server; then the same relay forwarding with forwardSink to a service in a process of its
+// own: in format 'spec' to the service stand-in (test/support/service-stand-in.ts, one SPEC
+// envelope a request), in format 'batch' to a collector of arrays.
+// `npx rollup -c && node bench/relay.mjs [seconds]`. Not part of npm test.
 //
 // The load comes from other processes' threads (worker_threads), each posting 50-event batches
 // of fresh event ids over keep-alive connections, so the relay's own CPU is what limits it. The
@@ -9,9 +12,10 @@
 // reported beside it. Each store is measured RUNS times, alternating; the median is printed.
 import { spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { createServer as createHttpServer } from 'node:http'
 import { connect, createServer } from 'node:net'
 import { availableParallelism, tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads'
 
@@ -55,8 +59,11 @@ if (!isMainThread) {
   )
   agent.destroy()
   parentPort.postMessage({ events, failed })
+} else if (process.argv[2] == '--service') {
+  await serveForBench(process.argv[3])
 } else if (process.argv[1] == fileURLToPath(import.meta.url)) {
   printTable(await relayCost(SECONDS))
+  printForwardTable(await forwardCost(SECONDS))
 }
 
 /** CPU seconds a process has used so far (utime + stime of /proc/<pid>/stat). */
@@ -113,22 +120,26 @@ async function startRelay(env) {
   return { child, url: `http://127.0.0.1:${port}/collect` }
 }
 
+/** Load on `url` from THREADS threads until `until`: what each thread got stored, and its failures. */
+function loadOn(url, tag, until) {
+  return Promise.all(
+    Array.from(
+      { length: THREADS },
+      (_, thread) =>
+        new Promise((resolve, reject) => {
+          const worker = new Worker(fileURLToPath(import.meta.url), { workerData: { url, tag, thread, until } })
+          worker.once('message', resolve)
+          worker.once('error', reject)
+        })
+    )
+  )
+}
+
 async function measure(store, redis, run, plannedSeconds) {
   const dir = mkdtempSync(join(tmpdir(), 'relay-bench-'))
   const file = join(dir, 'events.ndjson')
   const relay = await startRelay({ SINK: 'file', SINK_FILE: file, ...(store == 'redis' ? { REDIS_URL: redis.url } : {}) })
-  const load = (tag, until) =>
-    Promise.all(
-      Array.from(
-        { length: THREADS },
-        (_, thread) =>
-          new Promise((resolve, reject) => {
-            const worker = new Worker(fileURLToPath(import.meta.url), { workerData: { url: relay.url, tag, thread, until } })
-            worker.once('message', resolve)
-            worker.once('error', reject)
-          })
-      )
-    )
+  const load = (tag, until) => loadOn(relay.url, tag, until)
   // A second of warm-up (JIT, connections), then the measured window.
   const warm = await load(`r${run}w`, Date.now() + 1000)
   const before = { relay: cpuSeconds(relay.child.pid), redis: redis && cpuSeconds(redis.child.pid), at: performance.now() }
@@ -193,5 +204,152 @@ function printTable({ seconds, summary, runs }) {
   }
   const withRedis = summary.memory.eventsPerCoreSecondWithRedis / summary.redis.eventsPerCoreSecondWithRedis
   console.log(`\nThe Redis store: ${cost.toFixed(2)}× the relay's CPU per event, ${withRedis.toFixed(2)}× counting redis-server's CPU too.`)
+  if (process.argv.includes('--json')) console.log(JSON.stringify({ date: new Date().toISOString(), node: process.version, summary, runs }))
+}
+
+/**
+ * The service's side of the forwarding measure, in a process of its own (`--service <format>`):
+ * the stand-in for 'spec', bundled from TypeScript beforehand (STAND_IN_FILE); for 'batch' a
+ * collector that takes JSON arrays. It sends its URL to the bench, then its counts when asked.
+ */
+async function serveForBench(format) {
+  // The bench gone, this process goes too.
+  process.on('disconnect', () => process.exit(0))
+  if (format == 'spec') {
+    const { startServiceStandIn } = await import(process.env.STAND_IN_FILE)
+    const standIn = await startServiceStandIn({ keys: ['KEY'], accept: 'header' })
+    process.send({ url: standIn.url })
+    process.on('message', () => process.send({ stored: standIn.events.length, refused: standIn.refused.length }))
+    return
+  }
+  let stored = 0
+  let refused = 0
+  const server = createHttpServer((request, response) => {
+    const chunks = []
+    request.on('data', (chunk) => chunks.push(chunk))
+    request.on('end', () => {
+      const events = JSON.parse(Buffer.concat(chunks).toString('utf8'))
+      if (Array.isArray(events)) stored += events.length
+      else refused++
+      response.writeHead(Array.isArray(events) ? 200 : 400, { 'content-type': 'application/json' }).end('{}')
+    })
+  })
+  server.listen(0, '127.0.0.1', () => process.send({ url: `http://127.0.0.1:${server.address().port}/v3/feedback` }))
+  process.on('message', () => process.send({ stored, refused }))
+}
+
+/** test/support/service-stand-in.ts and what it imports, compiled into one ES module in `dir`. */
+async function bundleStandIn(dir) {
+  const { rollup } = await import('rollup')
+  const ts = (await import('typescript')).default
+  const compilerOptions = { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 }
+  const bundle = await rollup({
+    input: fileURLToPath(new URL('../test/support/service-stand-in.ts', import.meta.url)),
+    external: (id) => id.startsWith('node:'),
+    plugins: [
+      {
+        name: 'typescript',
+        // The sources import each other without extensions, as the library's build resolves them.
+        resolveId: (id, importer) => (importer && id.startsWith('.') && !/\.[cm]?[jt]s$/.test(id) ? join(dirname(importer), id + '.ts') : null),
+        transform: (code, id) => (id.endsWith('.ts') ? ts.transpileModule(code, { fileName: id, compilerOptions }).outputText : null)
+      }
+    ]
+  })
+  const file = join(dir, 'service-stand-in.mjs')
+  await bundle.write({ file, format: 'es' })
+  await bundle.close()
+  return file
+}
+
+async function startService(format, standInFile) {
+  const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--service', format], {
+    env: { ...process.env, STAND_IN_FILE: standInFile },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc']
+  })
+  const url = await new Promise((resolve, reject) => {
+    child.once('message', (message) => resolve(message.url))
+    child.once('exit', (code) => reject(new Error('the service exited with ' + code)))
+  })
+  const counts = () =>
+    new Promise((resolve) => {
+      child.once('message', resolve)
+      child.send('counts')
+    })
+  return { child, url, counts }
+}
+
+async function measureForward(format, standInFile, run, plannedSeconds) {
+  const service = await startService(format, standInFile)
+  let relay
+  try {
+    relay = await startRelay({ SINK: 'forward', FORWARD_URL: service.url, FORWARD_FORMAT: format })
+    return await loadThrough(relay, service, format, run, plannedSeconds)
+  } finally {
+    relay?.child.kill()
+    service.child.kill()
+  }
+}
+
+/** A second of warm-up, then the measured window: events stored, and the CPU of the relay and of the service. */
+async function loadThrough(relay, service, format, run, plannedSeconds) {
+  const warm = await loadOn(relay.url, `f${run}w`, Date.now() + 1000)
+  const before = { relay: cpuSeconds(relay.child.pid), service: cpuSeconds(service.child.pid), at: performance.now() }
+  const results = await loadOn(relay.url, `f${run}m`, Date.now() + plannedSeconds * 1000)
+  const seconds = (performance.now() - before.at) / 1000
+  const relayCpu = cpuSeconds(relay.child.pid) - before.relay
+  const serviceCpu = cpuSeconds(service.child.pid) - before.service
+  const { stored, refused } = await service.counts()
+  const events = results.reduce((sum, result) => sum + result.events, 0)
+  const failed = [...warm, ...results].reduce((sum, result) => sum + result.failed, 0)
+  // Every event answered 200 reached the service, once, and the service refused nothing.
+  const answered = events + warm.reduce((sum, result) => sum + result.events, 0)
+  if (stored != answered || refused)
+    throw new Error(`${format}: the service stored ${stored} and refused ${refused} requests for ${answered} events answered 200`)
+  return { events, failed, seconds, relayCpu, serviceCpu, perSecond: events / seconds, perCoreSecond: events / relayCpu }
+}
+
+/**
+ * The relay forwarding with forwardSink (memoryStore()), in format 'spec' to the service
+ * stand-in and in format 'batch' to a collector of arrays, RUNS times alternating, for `seconds`
+ * each; resolves the medians by format, and the runs. `npm run bench` (bench/run.mjs) calls it too.
+ */
+export async function forwardCost(seconds = SECONDS) {
+  if (!existsSync(new URL('../dist/relay.mjs', import.meta.url))) throw new Error('dist/relay.mjs is missing: run `npx rollup -c` first')
+  const dir = mkdtempSync(join(tmpdir(), 'relay-forward-bench-'))
+  const runs = { spec: [], batch: [] }
+  try {
+    const standInFile = await bundleStandIn(dir)
+    for (let run = 0; run < RUNS; run++) for (const format of ['spec', 'batch']) runs[format].push(await measureForward(format, standInFile, run, seconds))
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+  const median = (values) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)]
+  const summary = {}
+  for (const format of ['spec', 'batch']) {
+    const list = runs[format]
+    if (list.some((result) => result.failed)) throw new Error(format + ': some batches were not answered 200 with all 50 events accepted')
+    summary[format] = {
+      eventsPerSecond: Math.round(median(list.map((result) => result.perSecond))),
+      eventsPerCoreSecond: Math.round(median(list.map((result) => result.perCoreSecond))),
+      relayCores: Number(median(list.map((result) => result.relayCpu / result.seconds)).toFixed(2)),
+      serviceCores: Number(median(list.map((result) => result.serviceCpu / result.seconds)).toFixed(2))
+    }
+  }
+  return { seconds, summary, runs }
+}
+
+/** Prints what forwardCost measured. */
+function printForwardTable({ seconds, summary, runs }) {
+  console.log(
+    `\nforwardSink (memoryStore()), the service in a process of its own; ${THREADS} load threads × ${CONNECTIONS_PER_THREAD} keep-alive connections, ${BATCH}-event batches; median of ${RUNS} runs of ${seconds} s\n`
+  )
+  console.log('| format | events/s (wall) | events per relay CPU-second | relay CPU (cores) | service CPU (cores) |\n|---|---|---|---|---|')
+  for (const format of ['spec', 'batch']) {
+    const { eventsPerSecond, eventsPerCoreSecond, relayCores, serviceCores } = summary[format]
+    const name = format == 'spec' ? "'spec': the stand-in, one request per event" : "'batch': arrays of up to 60 KiB"
+    console.log(`| ${name} | ${eventsPerSecond} | ${eventsPerCoreSecond} | ${relayCores} | ${serviceCores} |`)
+  }
+  const cost = summary.batch.eventsPerCoreSecond / summary.spec.eventsPerCoreSecond
+  console.log(`\nOne request per event: ${cost.toFixed(2)}× the relay's CPU per event of batches.`)
   if (process.argv.includes('--json')) console.log(JSON.stringify({ date: new Date().toISOString(), node: process.version, summary, runs }))
 }

@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs'
 import { chromiumCost } from './chromium.mjs'
 import { clickCost } from './click.mjs'
 import { flushCost } from './flush.mjs'
-import { relayCost } from './relay.mjs'
+import { forwardCost, relayCost } from './relay.mjs'
 import { breakdown, bundleAll, LIBRARIES, shipped } from './sizes.mjs'
 import { wireCost } from './wire.mjs'
 
@@ -21,6 +21,7 @@ const flush = await flushCost(bundles[OURS].file)
 const browser = await chromiumCost()
 const wire = await wireCost()
 const relay = await relayCost()
+const forward = await forwardCost()
 
 const rows = []
 const row = (measure, value, comparison = '') => rows.push({ measure, value, comparison })
@@ -80,13 +81,20 @@ row(
   redis.eventsPerCoreSecond + '',
   `${ratio(memory.eventsPerCoreSecond, redis.eventsPerCoreSecond)}× the memory store's CPU per event; ${redis.eventsPerCoreSecondWithRedis} per core counting redis-server's CPU too`
 )
+// The relay forwarding (bench/relay.mjs): one SPEC envelope a request to the service stand-in, against batches.
+const { spec, batch } = forward.summary
+row(
+  "relay → service stand-in, forwardSink format 'spec' (one request per event): events per second per core",
+  spec.eventsPerCoreSecond + '',
+  `${ratio(batch.eventsPerCoreSecond, spec.eventsPerCoreSecond)}× fewer than format 'batch' (${batch.eventsPerCoreSecond}); ${spec.eventsPerSecond} events/s on the wall clock`
+)
 
 const results = {
   date: new Date().toISOString().slice(0, 10),
   command: 'npm run bench',
   node: process.version,
   rows,
-  raw: { bundles, shipped: files, breakdown: parts, clicks, flush, chromium: browser, wire, relay: relay.summary }
+  raw: { bundles, shipped: files, breakdown: parts, clicks, flush, chromium: browser, wire, relay: relay.summary, relayForward: forward.summary }
 }
 writeFileSync(new URL('results.json', import.meta.url), JSON.stringify(results, null, 2) + '\n')
 

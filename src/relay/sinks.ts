@@ -48,62 +48,201 @@ export function fileSink(path: string): Sink {
 export interface ForwardSinkOptions {
   /** The service's event route. SPEC does not show it; the service's documentation does. */
   url: string
+  /**
+   * What each request carries. `'spec'` (default): one event, as SPEC's "Generic event structure"
+   * has it (`event`, `properties`, `key`, `t_client`, `user` and nothing else), a JSON body with
+   * `Content-Type: application/json` and the key again in `X-Key` (SPEC "General rules" 2,
+   * "Authentication" 2 and 4): what the service takes. `'batch'`: a JSON array of up to 60 KiB of
+   * envelopes that keep their `event_id`, for a collector that speaks this package's protocol,
+   * such as another relay.
+   */
+  format?: 'spec' | 'batch'
   /** The key the service takes, if it is not the one each event carries. */
   key?: string
-  /** More headers for the service, e.g. an authorization. */
+  /** More headers for the service, e.g. an authorization. In `'spec'` format Content-Type and X-Key are the sink's own. */
   headers?: Record<string, string>
-  /** Requests in flight at once, as the server sender's `maxInFlight`. Default 4. */
+  /**
+   * Requests in flight at once, over keep-alive connections. Default 16 in `'spec'` format, where
+   * each event is a request of its own, and 4 in `'batch'` format, as the server sender's.
+   */
   maxInFlight?: number
   /** Milliseconds a request may go unanswered, and events may wait for a free request. Default 10,000. */
   timeout?: number
 }
 
-// A forwarded body holds at most this much, as the server sender's.
+// A batch holds at most this much, as the server sender's.
 const BODY_BYTES = 61440
+// Requests in flight by default in 'spec' format. Each carries one event per round trip, so 16
+// carry 800 events a second from a service 20 ms away, 320 from 50 ms. On loopback the relay's
+// CPU is the bound from 4 in flight up (about 2,400 events per CPU-second, bench/relay.mjs), so
+// more would only help a far service; and a service whose rate limits SPEC does not show sees
+// no more than 16 requests at once from an instance. A shop that needs more raises it.
+const SPEC_IN_FLIGHT = 16
+const BATCH_IN_FLIGHT = 4
 
-/** SPEC's envelope of an accepted event: the relay's times taken out, the clock's error corrected. */
-const forService = ({ received_at, t_corrected, ...event }: RelayEvent, key: string | undefined) => ({ ...event, key: key || event.key, t_client: t_corrected })
+/** An event waiting for a request, and how to tell its call what became of it. */
+type Waiting = { event: RelayEvent; settle: (error?: Error) => void }
+
+/** A request ready to go: its body and headers, the events it carries, and their error should the service refuse it. */
+interface Outgoing {
+  body: string
+  headers: Record<string, string>
+  entries: Waiting[]
+  refusal: (status: number, message: string) => Error
+}
+
+/** SPEC's envelope ("Generic event structure") and nothing else: the relay's times and the event id left out, the clock's error corrected. */
+const specEnvelope = (event: RelayEvent, key: string | undefined) => ({
+  event: event.event,
+  properties: event.properties,
+  key: key || event.key,
+  t_client: event.t_corrected,
+  user: event.user
+})
+
+/** The envelope for a collector of this package's protocol: its event id kept for deduplication, the relay's times taken out, the clock's error corrected. */
+const batchEnvelope = ({ received_at, t_corrected, ...event }: RelayEvent, key: string | undefined) => ({
+  ...event,
+  key: key || event.key,
+  t_client: t_corrected
+})
+
+/** The oldest waiting event as a request of its own (format 'spec'). */
+function specRequest(waiting: Waiting[], key: string | undefined, headers: Record<string, string>): Outgoing {
+  const entry = waiting.shift()!
+  const envelope = specEnvelope(entry.event, key)
+  const name = entry.event.event + (entry.event.event_id ? ' ' + entry.event.event_id : '')
+  return {
+    body: JSON.stringify(envelope),
+    // SPEC "General rules" 2 and "Authentication" 2: JSON, and the body's key again as X-Key.
+    headers: { ...headers, 'content-type': 'application/json', 'x-key': envelope.key },
+    entries: [entry],
+    refusal: (status, message) => new Error('the service refused ' + name + ' with ' + status + (message ? ': ' + message : ''))
+  }
+}
+
+/** What waited, in one JSON array of at most 60 KiB (format 'batch'): events that waited for a free request go together. */
+function batchRequest(waiting: Waiting[], key: string | undefined, headers: Record<string, string>): Outgoing | undefined {
+  let tooLarge = 0
+  const packed = waiting.map((source) => ({ event: batchEnvelope(source.event, key), source }))
+  const [body] = pack(
+    packed,
+    BODY_BYTES,
+    ({ source }) => {
+      tooLarge++
+      source.settle(new Error('an event is too large to forward'))
+    },
+    1
+  )
+  const entries = body ? body.entries.map(({ source }) => source) : []
+  // What pack went through is the front of the list: the body's events and those too large.
+  waiting.splice(0, entries.length + tooLarge)
+  if (!body) return undefined
+  return {
+    body: body.body,
+    headers: { 'content-type': 'application/json', ...headers },
+    entries,
+    refusal: (status) => new Error('the service refused the batch: ' + status)
+  }
+}
+
+/** What the service answered: status 0 when nothing came within `timeout`; the message of SPEC's error shape ("Errors"), if any. */
+async function post(url: string, request: Outgoing, timeout: number) {
+  try {
+    const response = await fetch(url, { method: 'POST', headers: request.headers, body: request.body, signal: AbortSignal.timeout(timeout) })
+    const text = await response.text().catch(() => '')
+    return { status: response.status, retryAfter: response.headers.get('retry-after'), message: response.ok ? '' : errorMessage(text) }
+  } catch {
+    // No answer in time: a failure like a 503.
+    return { status: 0, retryAfter: null, message: '' }
+  }
+}
+
+/** `error.message` of a body in SPEC's error shape; '' for any other body. */
+function errorMessage(text: string): string {
+  try {
+    const message = JSON.parse(text)?.error?.message
+    return typeof message == 'string' ? message : ''
+  } catch {
+    return ''
+  }
+}
 
 /**
- * Forwards accepted events to the service, batched: what arrives while requests are in flight
- * goes together, at most `maxInFlight` requests at once, with the HTTP policy of both senders
- * (shared/http.ts): after a failure one request at a time, and every caller told to come back
- * after the backoff. A call resolves once the request that carried its events was answered
- * 2xx; it rejects when that failed, or at once while the service is backed off, so the relay
- * answers 503 and the browser keeps the events.
+ * The failure of a call as the relay hears it: SinkUnavailable, naming what got through, once
+ * anything did; its wait the longest its requests were told, since each failure of one step
+ * moves the backoff's end (`retryAt`, ms since epoch).
  */
-export function forwardSink({ url, key, headers = {}, maxInFlight = 4, timeout = 10000 }: ForwardSinkOptions): Sink {
+function callFailure(failure: Error, delivered: RelayEvent[], retryAt: number): Error {
+  if (failure instanceof SinkUnavailable || delivered.length) return new SinkUnavailable(failure.message, Math.max(0, retryAt - Date.now()), delivered)
+  return failure
+}
+
+/**
+ * One call's events as waiting entries, and `done` once each is settled: with nothing when all
+ * were answered 2xx, otherwise with the first failure, naming the events that did get through (a
+ * call's events may go in several requests) so that the relay marks them delivered. Events still
+ * waiting after `timeout` are `withdrawn` and given up, so that a call never lasts longer than two
+ * timeouts: the relay's claims (claimMs) must outlast it.
+ */
+function callEntries(events: RelayEvent[], timeout: number, withdraw: (entries: Set<Waiting>) => Waiting[], done: (failure?: Error) => void): Waiting[] {
+  let left = events.length
+  let failure: Error | undefined
+  let retryAt = 0
+  const delivered: RelayEvent[] = []
+  const settler = (event: RelayEvent) => (error?: Error) => {
+    if (error) failure ||= error
+    else delivered.push(event)
+    if (error instanceof SinkUnavailable) retryAt = Math.max(retryAt, Date.now() + error.retryAfterMs)
+    if (--left) return
+    clearTimeout(expiry)
+    done(failure && callFailure(failure, delivered, retryAt))
+  }
+  const entries = events.map((event) => ({ event, settle: settler(event) }))
+  // Settles run later, in an answer's task, when the expiry is set.
+  const expiry = setTimeout(() => {
+    const expired = new SinkUnavailable('no request was free for ' + timeout + ' ms', 1000)
+    withdraw(new Set(entries)).forEach(({ settle }) => settle(expired))
+  }, timeout)
+  return entries
+}
+
+const lowerCased = (headers: Record<string, string>) => Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]))
+
+/**
+ * Forwards accepted events to the service: by default one SPEC envelope a request, many requests
+ * in flight over keep-alive connections (`format: 'spec'`); or batched, what arrives while
+ * requests are in flight going together (`format: 'batch'`). At most `maxInFlight` requests at
+ * once, with the HTTP policy of both senders (shared/http.ts): after a failure one request at a
+ * time, and every caller told to come back after the backoff. A call resolves once every one of
+ * its events was answered 2xx; it rejects when one failed, or at once while the service is backed
+ * off, so the relay answers 503 and the browser keeps the events. A refusal (a 4xx but 408 and
+ * 429) rejects too: mostly a wrong key or route, which must not lose events.
+ */
+export function forwardSink(options: ForwardSinkOptions): Sink {
+  const { url, key, format = 'spec', timeout = 10000 } = options
+  if (format != 'spec' && format != 'batch')
+    throw new TypeError(`discovery-feedback: relay: forwardSink's format must be 'spec' or 'batch', not ${JSON.stringify(format)}`)
+  const maxInFlight = options.maxInFlight ?? (format == 'spec' ? SPEC_IN_FLIGHT : BATCH_IN_FLIGHT)
+  const headers = lowerCased(options.headers || {})
+  const take = format == 'spec' ? specRequest : batchRequest
   const backoff = createBackoff({ probeFirst: true })
-  type Waiting = { event: RelayEvent; settle: (error?: Error) => void }
   let waiting: Waiting[] = []
   let inFlight = 0
 
   const unavailable = () => new SinkUnavailable('the service is backed off after a failure', Math.max(0, backoff.resumeAt() - Date.now()))
 
-  async function send(batch: Waiting[], body: string) {
+  async function send(request: Outgoing) {
     inFlight++
     const step = backoff.step()
-    let status = 0
-    let retryAfter: string | null = null
-    try {
-      const response = await fetch(url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', ...headers },
-        body,
-        signal: AbortSignal.timeout(timeout)
-      })
-      await response.arrayBuffer().catch(() => {})
-      status = response.status
-      retryAfter = response.headers.get('retry-after')
-    } catch {
-      // No answer in time: a failure like a 503.
-    }
+    const { status, retryAfter, message } = await post(url, request, timeout)
     inFlight--
     const outcome = outcomeOf(status)
+    // A refusal is an answer too: the service is up.
     if (outcome == 'retry') backoff.failed(step, retryAfter)
     else backoff.answered()
-    const failure = outcome == 'delivered' ? undefined : outcome == 'retry' ? unavailable() : new Error('the service refused the batch: ' + status)
-    batch.forEach(({ settle }) => settle(failure))
+    const failure = outcome == 'delivered' ? undefined : outcome == 'retry' ? unavailable() : request.refusal(status, message)
+    request.entries.forEach(({ settle }) => settle(failure))
     pump()
   }
 
@@ -115,54 +254,22 @@ export function forwardSink({ url, key, headers = {}, maxInFlight = 4, timeout =
         waiting.splice(0).forEach(({ settle }) => settle(failure))
         return
       }
-      // One body, as large as 60 KiB allows: what waited for a slot goes together.
-      const gone = new Set<Waiting>()
-      const packed = waiting.map((source) => ({ event: forService(source.event, key), source }))
-      const tooLarge = ({ source }: (typeof packed)[number]) => {
-        gone.add(source)
-        source.settle(new Error('an event is too large to forward'))
-      }
-      const [body] = pack(packed, BODY_BYTES, tooLarge, 1)
-      const batch = body ? body.entries.map(({ source }) => source) : []
-      batch.forEach((source) => gone.add(source))
-      waiting = waiting.filter((source) => !gone.has(source))
-      if (body) send(batch, body.body)
+      const request = take(waiting, key, headers)
+      if (request) send(request)
     }
+  }
+
+  const withdraw = (mine: Set<Waiting>) => {
+    const expired = waiting.filter((entry) => mine.has(entry))
+    waiting = waiting.filter((entry) => !mine.has(entry))
+    return expired
   }
 
   return (events) => {
     if (!events.length) return Promise.resolve()
     if (Date.now() < backoff.resumeAt()) return Promise.reject(unavailable())
-    // One promise for the call, settled once every one of its events is: resolved when all were
-    // answered 2xx; otherwise rejected with the first failure, naming the events that did get
-    // through (a call's events may go in several requests).
     return new Promise<void>((resolve, reject) => {
-      let left = events.length
-      let failure: Error | undefined
-      const delivered: RelayEvent[] = []
-      // Events that waited `timeout` for a free request are given up, so that a call never
-      // lasts longer than two timeouts: the relay's claims (claimMs) must outlast it.
-      const expiry = setTimeout(() => {
-        const expired = waiting.filter((entry) => mine.has(entry))
-        waiting = waiting.filter((entry) => !mine.has(entry))
-        expired.forEach(({ settle }) => settle(new SinkUnavailable('no request was free for ' + timeout + ' ms', 1000)))
-      }, timeout)
-      const mine = new Set<Waiting>()
-      for (const event of events) {
-        const settle = (error?: Error) => {
-          if (error) failure ||= error
-          else delivered.push(event)
-          if (--left) return
-          clearTimeout(expiry)
-          if (!failure) resolve()
-          else if (failure instanceof SinkUnavailable || delivered.length) {
-            reject(new SinkUnavailable(failure.message, failure instanceof SinkUnavailable ? failure.retryAfterMs : 0, delivered))
-          } else reject(failure)
-        }
-        const entry = { event, settle }
-        mine.add(entry)
-        waiting.push(entry)
-      }
+      waiting.push(...callEntries(events, timeout, withdraw, (failure) => (failure ? reject(failure) : resolve())))
       pump()
     })
   }

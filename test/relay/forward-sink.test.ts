@@ -2,6 +2,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { afterEach, describe, expect, it } from 'vitest'
 import { forwardSink, SinkUnavailable, type RelayEvent } from '../../src/relay'
+import { startServiceStandIn } from '../support/service-stand-in'
 import { waitFor } from '../support/wait'
 import { bodyOf, envelope, serve } from './support'
 
@@ -68,10 +69,10 @@ const outcome = (promise: Promise<void>) =>
     (error: Error) => error
   )
 
-describe('forwardSink', () => {
-  it("forwards SPEC's envelopes: t_client corrected, the relay's times taken out, the key replaced when given", async () => {
+describe("forwardSink, format: 'batch' (a collector of this package's protocol)", () => {
+  it("forwards arrays of envelopes with their event ids: t_client corrected, the relay's times taken out, the key replaced when given", async () => {
     const target = await start()
-    const sink = forwardSink({ url: target.url, key: 'SERVICE-KEY', headers: { authorization: 'Bearer s3cret' } })
+    const sink = forwardSink({ url: target.url, format: 'batch', key: 'SERVICE-KEY', headers: { authorization: 'Bearer s3cret' } })
     const event = relayEvent()
     await sink([event])
     expect(target.received).toHaveLength(1)
@@ -86,13 +87,13 @@ describe('forwardSink', () => {
 
   it('keeps each event’s own key when none is given', async () => {
     const target = await start()
-    await forwardSink({ url: target.url })([relayEvent({ key: 'SHOP-A' }), relayEvent({ key: 'SHOP-B' })])
+    await forwardSink({ url: target.url, format: 'batch' })([relayEvent({ key: 'SHOP-A' }), relayEvent({ key: 'SHOP-B' })])
     expect(target.received[0].events.map((event) => event.key)).toEqual(['SHOP-A', 'SHOP-B'])
   })
 
   it('batches calls that arrive while a request is in flight into one request, each call resolved once its events are answered', async () => {
     const target = await start()
-    const sink = forwardSink({ url: target.url, maxInFlight: 1 })
+    const sink = forwardSink({ url: target.url, format: 'batch', maxInFlight: 1 })
     target.hold()
     const first = sink([relayEvent({ event_id: 'first' })])
     await waitFor(() => target.received.length == 1, 'the first request')
@@ -112,7 +113,7 @@ describe('forwardSink', () => {
 
   it('keeps at most maxInFlight requests open; what waits goes together', async () => {
     const target = await start()
-    const sink = forwardSink({ url: target.url, maxInFlight: 3 })
+    const sink = forwardSink({ url: target.url, format: 'batch', maxInFlight: 3 })
     // The first request probes alone (nothing is known of the service yet).
     await sink([relayEvent()])
     target.hold()
@@ -135,7 +136,7 @@ describe('forwardSink', () => {
 
   it('a 503: every waiting call rejects with SinkUnavailable and the Retry-After, new calls too, until it passes', async () => {
     const target = await start()
-    const sink = forwardSink({ url: target.url, maxInFlight: 1 })
+    const sink = forwardSink({ url: target.url, format: 'batch', maxInFlight: 1 })
     target.hold()
     target.answer(() => ({ status: 503, headers: { 'retry-after': '2' } }))
     const inFlight = outcome(sink([relayEvent()]))
@@ -157,7 +158,7 @@ describe('forwardSink', () => {
 
   it('after a failure it probes with one request at a time, then opens up again once one succeeds', async () => {
     const target = await start()
-    const sink = forwardSink({ url: target.url, maxInFlight: 4 })
+    const sink = forwardSink({ url: target.url, format: 'batch', maxInFlight: 4 })
     await sink([relayEvent()])
     target.answer(() => ({ status: 503, headers: { 'retry-after': '1' } }))
     expect(await outcome(sink([relayEvent()]))).toBeInstanceOf(SinkUnavailable)
@@ -178,7 +179,7 @@ describe('forwardSink', () => {
   it('a service that does not answer in time: SinkUnavailable after the timeout, with a backoff to wait', async () => {
     const target = await start()
     target.answer(() => 'hang')
-    const sink = forwardSink({ url: target.url, timeout: 300 })
+    const sink = forwardSink({ url: target.url, format: 'batch', timeout: 300 })
     const started = Date.now()
     const error = await outcome(sink([relayEvent()]))
     const took = Date.now() - started
@@ -195,7 +196,7 @@ describe('forwardSink', () => {
     // A slow service that still answers within the timeout, and events of 40 KB: one a request.
     target.answer(() => ({ status: 200 }))
     const slow = target.url
-    const sink = forwardSink({ url: slow, timeout: 2400, maxInFlight: 1 })
+    const sink = forwardSink({ url: slow, format: 'batch', timeout: 2400, maxInFlight: 1 })
     target.hold()
     const large = () => relayEvent({ properties: { item_id: 'x'.repeat(40000), variant_item_id: 'v' } })
     const first = outcome(sink([large()]))
@@ -225,7 +226,7 @@ describe('forwardSink', () => {
 
   it('a service refusing the batch (4xx) rejects with a plain error, and the next call goes through at once', async () => {
     const target = await start()
-    const sink = forwardSink({ url: target.url })
+    const sink = forwardSink({ url: target.url, format: 'batch' })
     target.answer(() => ({ status: 400 }))
     const error = await outcome(sink([relayEvent()]))
     expect(error).toBeInstanceOf(Error)
@@ -237,7 +238,7 @@ describe('forwardSink', () => {
 
   it('splits a backlog into bodies of at most 60 KiB', async () => {
     const target = await start()
-    const sink = forwardSink({ url: target.url, maxInFlight: 1 })
+    const sink = forwardSink({ url: target.url, format: 'batch', maxInFlight: 1 })
     await sink([relayEvent()])
     const big = Array.from({ length: 300 }, (_, index) =>
       relayEvent({ event_id: 'big-' + index, properties: { item_id: 'x'.repeat(400), variant_item_id: 'v' } })
@@ -250,13 +251,13 @@ describe('forwardSink', () => {
   })
 })
 
-describe('a relay batch that spans several forwarded requests', () => {
+describe("a relay batch that spans several forwarded requests, format: 'batch'", () => {
   it('marks what got through before a 503, so the resend does not double it at the service', async () => {
     const { createRelay } = await import('../../src/relay')
     const target = await start()
     let requests = 0
     target.answer(() => (++requests == 2 ? { status: 503, headers: { 'retry-after': '1' } } : { status: 200 }))
-    const relay = createRelay({ keys: ['KEY'], sink: forwardSink({ url: target.url, maxInFlight: 1 }), maxBodyBytes: 1 << 20 })
+    const relay = createRelay({ keys: ['KEY'], sink: forwardSink({ url: target.url, format: 'batch', maxInFlight: 1 }), maxBodyBytes: 1 << 20 })
     // 200 events of about 500 bytes: several 60 KiB bodies.
     const events = Array.from({ length: 200 }, (_, index) =>
       envelope({ event_id: 'e-' + index, properties: { item_id: 'x'.repeat(400) + index, variant_item_id: 'v' } })
@@ -271,5 +272,284 @@ describe('a relay batch that spans several forwarded requests', () => {
     for (const { events: sent } of stored) for (const event of sent) counts.set(event.event_id, (counts.get(event.event_id) || 0) + 1)
     expect(counts.size).toBe(200)
     expect([...counts.values()].filter((count) => count > 1)).toEqual([])
+  })
+})
+
+// format 'spec', the default: the service stand-in (test/support/service-stand-in.ts) takes one
+// SPEC envelope per request and refuses anything else with 400. A gate in front of it counts the
+// requests and connections, holds requests when told, and passes each on as it came.
+
+type StandIn = Awaited<ReturnType<typeof startServiceStandIn>>
+
+async function gateTo(standIn: StandIn) {
+  const seen: IncomingMessage['headers'][] = []
+  let inFlight = 0
+  let most = 0
+  let connections = 0
+  let holding = false
+  let held: (() => void)[] = []
+  let beforePassing: (count: number) => void = () => {}
+  const started = await serve(async (request: IncomingMessage, response: ServerResponse) => {
+    inFlight++
+    most = Math.max(most, inFlight)
+    seen.push(request.headers)
+    const body = await bodyOf(request)
+    if (holding) await new Promise<void>((resolve) => held.push(resolve))
+    beforePassing(seen.length)
+    const headers: Record<string, string> = {}
+    for (const name of ['content-type', 'x-key']) if (typeof request.headers[name] == 'string') headers[name] = request.headers[name]
+    const answer = await fetch(standIn.url, { method: 'POST', headers, body })
+    const text = await answer.text()
+    inFlight--
+    response.writeHead(answer.status, { 'content-type': 'application/json' }).end(text)
+  })
+  started.server.on('connection', () => connections++)
+  return {
+    url: started.origin + '/v3/feedback',
+    /** The headers of every request, in the order they came. */
+    seen,
+    inFlight: () => inFlight,
+    most: () => most,
+    connections: () => connections,
+    hold: () => {
+      holding = true
+    },
+    release: () => {
+      holding = false
+      held.splice(0).forEach((resolve) => resolve())
+      held = []
+    },
+    /** Runs before the nth request is passed on. */
+    beforePassing: (run: (count: number) => void) => {
+      beforePassing = run
+    },
+    close: started.close
+  }
+}
+
+const closing: (() => Promise<void>)[] = []
+afterEach(async () => {
+  await Promise.all(closing.splice(0).map((close) => close()))
+})
+async function standInWithGate(keys = ['KEY']) {
+  const standIn = await startServiceStandIn({ keys, accept: 'header' })
+  const gate = await gateTo(standIn)
+  closing.push(gate.close, standIn.close)
+  return { standIn, gate }
+}
+
+/** Relay events whose item ids are their markers: the stand-in sees no event id. */
+const marked = (prefix: string, count: number, overrides: Record<string, unknown> = {}) =>
+  Array.from({ length: count }, (_, index) =>
+    relayEvent({ event_id: prefix + '-' + index, properties: { rid: 's-1', item_id: prefix + '-' + index, variant_item_id: 'v' }, ...overrides })
+  )
+const markersOf = (events: { properties: Record<string, unknown> }[]) => events.map((event) => event.properties.item_id as string).sort()
+
+describe("forwardSink, format: 'spec' (the default), against the service stand-in", () => {
+  it("posts each event alone as SPEC's envelope, JSON with the key in the body and in X-Key: the stand-in refuses none", async () => {
+    const { standIn, gate } = await standInWithGate(['KEY', 'SERVICE-KEY'])
+    const events = marked('shape', 3, { user: { uid: 'u', sid: 's', ip: '198.51.100.23', ua: 'Shopper/1.0', lang: ['en'] } })
+    await forwardSink({ url: gate.url })(events)
+    // A header of the shop's own goes along; Content-Type and X-Key stay the sink's.
+    const headers = { authorization: 'Bearer s3cret', 'Content-Type': 'text/plain', 'X-Key': 'WRONG' }
+    await forwardSink({ url: gate.url, key: 'SERVICE-KEY', headers })(marked('keyed', 1))
+    expect(standIn.refused).toEqual([])
+    expect(standIn.requests()).toBe(4)
+    const stored = [...standIn.events].sort((a, b) => String(a.properties.item_id).localeCompare(String(b.properties.item_id)))
+    expect(stored).toEqual([
+      {
+        event: 'click-item',
+        properties: { rid: 's-1', item_id: 'keyed-0', variant_item_id: 'v' },
+        key: 'SERVICE-KEY',
+        t_client: 1767261604000,
+        user: { uid: 'u', sid: 's', ip: '198.51.100.23' }
+      },
+      ...events.map((event) => ({ event: 'click-item', properties: event.properties, key: 'KEY', t_client: 1767261604000, user: event.user }))
+    ])
+    expect(gate.seen.map((seen) => seen['x-key'])).toEqual(['KEY', 'KEY', 'KEY', 'SERVICE-KEY'])
+    expect(gate.seen[3]).toMatchObject({ authorization: 'Bearer s3cret', 'content-type': 'application/json' })
+    // The caller's events are untouched.
+    expect(events[0]).toMatchObject({ event_id: 'shape-0', received_at: 1767261605000, t_corrected: 1767261604000, t_client: 1767261600000 })
+  })
+
+  it('keeps 16 requests in flight over keep-alive connections: 101 events, one request each, on at most 32 connections', async () => {
+    const { standIn, gate } = await standInWithGate()
+    const sink = forwardSink({ url: gate.url })
+    // The first request probes alone (nothing is known of the service yet).
+    await sink(marked('probe', 1))
+    gate.hold()
+    const events = marked('many', 100)
+    const call = sink(events)
+    await waitFor(() => gate.inFlight() == 16, '16 requests in flight')
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    expect(gate.inFlight()).toBe(16)
+    gate.release()
+    await call
+    expect(gate.most()).toBe(16)
+    expect(standIn.requests()).toBe(101)
+    expect(markersOf(standIn.events)).toEqual(markersOf([...marked('probe', 1), ...events]))
+    // Kept alive: far fewer connections than requests. Node's fetch opens another when a request
+    // starts before the socket of the one just answered is back in its pool, so up to twice
+    // maxInFlight (32 measured over 5,000 events), never one per event.
+    expect(gate.connections()).toBeLessThanOrEqual(32)
+  })
+
+  it('an outage: the call and new calls are refused at once with the backoff, then a probe alone, then every event once', async () => {
+    const { standIn, gate } = await standInWithGate()
+    const sink = forwardSink({ url: gate.url })
+    await sink(marked('before', 1))
+    standIn.down(true)
+    const failed = await outcome(sink(marked('outage', 40)))
+    expect(failed).toBeInstanceOf(SinkUnavailable)
+    expect((failed as SinkUnavailable).delivered).toEqual([])
+    // The stand-in's 503 names no Retry-After: the first step, 1 s with jitter.
+    const wait = (failed as SinkUnavailable).retryAfterMs
+    expect(wait).toBeGreaterThan(400)
+    expect(wait).toBeLessThanOrEqual(1000)
+    // At most the 16 requests in flight when the first 503 came; the rest never left.
+    const during = standIn.requests() - 1
+    expect(during).toBeGreaterThanOrEqual(1)
+    expect(during).toBeLessThanOrEqual(16)
+    const meanwhile = await outcome(sink(marked('meanwhile', 5)))
+    expect(meanwhile).toBeInstanceOf(SinkUnavailable)
+    expect(standIn.requests()).toBe(1 + during)
+
+    standIn.down(false)
+    // The sink said when to come back.
+    await new Promise((resolve) => setTimeout(resolve, wait + 20))
+    gate.hold()
+    const seenBefore = gate.seen.length
+    const events = marked('after', 10)
+    const call = sink(events)
+    await waitFor(() => gate.seen.length == seenBefore + 1, 'the probe')
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    expect(gate.inFlight()).toBe(1)
+    gate.release()
+    await call
+    expect(markersOf(standIn.events)).toEqual(markersOf([...marked('before', 1), ...events]))
+  })
+
+  it('a service that goes down mid-call: the rejection names exactly the events the service stored', async () => {
+    const { standIn, gate } = await standInWithGate()
+    const sink = forwardSink({ url: gate.url, maxInFlight: 4 })
+    await sink(marked('probe', 1))
+    gate.beforePassing((count) => count == 12 && standIn.down(true))
+    const failed = await outcome(sink(marked('mid', 30)))
+    expect(failed).toBeInstanceOf(SinkUnavailable)
+    const delivered = (failed as SinkUnavailable).delivered
+    // Requests in flight when it went down may have been taken or not: which ones is chance.
+    expect(delivered.length).toBeGreaterThan(0)
+    expect(delivered.length).toBeLessThan(30)
+    expect(markersOf(delivered)).toEqual(markersOf(standIn.events.filter((event) => String(event.properties.item_id).startsWith('mid-'))))
+  })
+
+  it('an event the service refuses (400): the others are delivered and named, the error names the event and the service’s message, and the next call goes at once', async () => {
+    const { standIn, gate } = await standInWithGate()
+    const sink = forwardSink({ url: gate.url })
+    const events = marked('refusal', 5)
+    events[2] = relayEvent({ event_id: 'revoked', key: 'REVOKED', properties: { rid: 's-1', item_id: 'revoked', variant_item_id: 'v' } })
+    const failed = await outcome(sink(events))
+    expect(failed).toBeInstanceOf(SinkUnavailable)
+    expect((failed as Error).message).toBe('the service refused click-item revoked with 400: The API key is not valid.')
+    expect((failed as SinkUnavailable).delivered).toHaveLength(4)
+    expect(markersOf((failed as SinkUnavailable).delivered)).toEqual(markersOf(standIn.events))
+    expect(markersOf(standIn.events)).not.toContain('revoked')
+    // Alone, the refused event rejects with a plain error (the relay answers 503, and the browser keeps it).
+    const alone = await outcome(sink([events[2]]))
+    expect(alone).not.toBeInstanceOf(SinkUnavailable)
+    expect((alone as Error).message).toBe('the service refused click-item revoked with 400: The API key is not valid.')
+    // A refusal is an answer: no backoff.
+    expect(await outcome(sink(marked('next', 1)))).toBe('ok')
+  })
+
+  it('a service that does not answer in time: SinkUnavailable after the timeout, with a backoff to wait', async () => {
+    const { standIn, gate } = await standInWithGate()
+    gate.hold()
+    const sink = forwardSink({ url: gate.url, timeout: 300 })
+    const started = Date.now()
+    const error = await outcome(sink(marked('hang', 1)))
+    const took = Date.now() - started
+    expect(error).toBeInstanceOf(SinkUnavailable)
+    expect(took).toBeGreaterThanOrEqual(290)
+    expect(took).toBeLessThan(2000)
+    expect((error as SinkUnavailable).retryAfterMs).toBeGreaterThan(400)
+    expect((error as SinkUnavailable).retryAfterMs).toBeLessThanOrEqual(1000)
+    expect(standIn.events).toEqual([])
+  })
+
+  it('events that wait a whole timeout for a free request are given up; those that went are delivered and named; no call outlasts two timeouts', async () => {
+    const { standIn, gate } = await standInWithGate()
+    const sink = forwardSink({ url: gate.url, timeout: 2400, maxInFlight: 2 })
+    await sink(marked('probe', 1))
+    gate.hold()
+    // The service answers every 1,600 ms, within the 2,400 ms timeout: two events go at once, two
+    // more at 1,600 ms, and the last two would get a request at 3,200 ms, past the timeout.
+    const answering = setInterval(() => {
+      gate.release()
+      gate.hold()
+    }, 1600)
+    try {
+      const events = marked('slow', 6)
+      const started = Date.now()
+      const error = await outcome(sink(events))
+      expect(Date.now() - started).toBeLessThan(4800)
+      expect(error).toBeInstanceOf(SinkUnavailable)
+      expect((error as Error).message).toBe('no request was free for 2400 ms')
+      expect((error as SinkUnavailable).delivered).toEqual(events.slice(0, 4))
+      expect(markersOf(standIn.events)).toEqual(markersOf([...marked('probe', 1), ...events.slice(0, 4)]))
+    } finally {
+      clearInterval(answering)
+    }
+  })
+
+  it('refuses a format it does not know, naming the option', () => {
+    expect(() => forwardSink({ url: 'http://127.0.0.1:9/', format: 'array' as 'spec' })).toThrow(
+      "discovery-feedback: relay: forwardSink's format must be 'spec' or 'batch', not \"array\""
+    )
+  })
+})
+
+describe("a relay in front of the stand-in, format: 'spec'", () => {
+  const post = (relay: { fetch: (request: Request) => Promise<Response> }, events: unknown[]) =>
+    relay.fetch(new Request('http://shop.test/df/events', { method: 'POST', body: JSON.stringify(events) }))
+
+  it('a batch the service stopped taking half-way: 503, and the resend brings each event to the service once', async () => {
+    const { createRelay } = await import('../../src/relay')
+    const { standIn, gate } = await standInWithGate()
+    const relay = createRelay({ keys: ['KEY'], sink: forwardSink({ url: gate.url, maxInFlight: 4 }) })
+    const events = Array.from({ length: 30 }, (_, index) => envelope({ properties: { rid: 's-1', item_id: 'half-' + index, variant_item_id: 'v' } }))
+    gate.beforePassing((count) => count == 12 && standIn.down(true))
+    const first = await post(relay, events)
+    expect(first.status).toBe(503)
+    const storedFirst = standIn.events.length
+    expect(storedFirst).toBeGreaterThan(0)
+    expect(storedFirst).toBeLessThan(30)
+    standIn.down(false)
+    gate.beforePassing(() => {})
+    await new Promise((resolve) => setTimeout(resolve, Number(first.headers.get('retry-after')) * 1000))
+    const second = await post(relay, events)
+    expect(second.status).toBe(200)
+    expect(await second.json()).toMatchObject({ accepted: 30 - storedFirst, duplicates: storedFirst })
+    expect(markersOf(standIn.events)).toEqual(markersOf(events))
+  })
+
+  it('an event the service refuses while the relay takes its key: 503 for its batch until it is fixed, the others stored once', async () => {
+    const { createRelay } = await import('../../src/relay')
+    const { standIn, gate } = await standInWithGate(['KEY'])
+    const errors: Error[] = []
+    const relay = createRelay({ keys: ['KEY', 'REVOKED'], sink: forwardSink({ url: gate.url }), onError: (error) => errors.push(error) })
+    const events = [
+      envelope({ properties: { rid: 's-1', item_id: 'kept-1', variant_item_id: 'v' } }),
+      envelope({ key: 'REVOKED', properties: { rid: 's-1', item_id: 'revoked', variant_item_id: 'v' } }),
+      envelope({ properties: { rid: 's-1', item_id: 'kept-2', variant_item_id: 'v' } })
+    ]
+    expect((await post(relay, events)).status).toBe(503)
+    const again = await post(relay, events)
+    expect(again.status).toBe(503)
+    expect(markersOf(standIn.events)).toEqual(['kept-1', 'kept-2'])
+    expect(errors.map((error) => error.message)).toEqual(
+      Array(2).fill('the service refused click-item ' + events[1].event_id + ' with 400: The API key is not valid.')
+    )
+    expect(standIn.refused).toHaveLength(2)
   })
 })

@@ -22,7 +22,9 @@ const children: ChildProcess[] = []
 beforeAll(async () => {
   service = await serve(async (request: IncomingMessage, response: ServerResponse) => {
     const body = await bodyOf(request)
-    if (serviceStatus < 300) forwarded.push(...JSON.parse(body))
+    // forwardSink's default format: one SPEC envelope a request (an array from format 'batch').
+    const parsed = JSON.parse(body)
+    if (serviceStatus < 300) forwarded.push(...(Array.isArray(parsed) ? parsed : [parsed]))
     response.writeHead(serviceStatus, serviceStatus == 503 ? { 'retry-after': '3' } : {}).end()
   })
   process.env.DF_KEY = KEY
@@ -73,9 +75,14 @@ async function post(url: string, events: unknown, headers: Record<string, string
   return { status: response.status, headers: response.headers, body: await response.json().catch(() => null) }
 }
 
-const forwardedIds = (events: { event_id: string }[]) => forwarded.filter((event) => events.some((sent) => sent.event_id == event.event_id))
+// The service sees no event ids: each event carries its id as its item_id.
+const forwardedIds = (events: { event_id: string }[]) => forwarded.filter((event) => events.some((sent) => sent.event_id == event.properties.item_id))
 
-const batch = () => [envelope({ key: KEY }), envelope({ key: KEY })]
+const marked = () => {
+  const event = envelope({ key: KEY })
+  return { ...event, properties: { ...event.properties, item_id: event.event_id } }
+}
+const batch = () => [marked(), marked()]
 
 describe('Node http.createServer(toNodeHandler(relay))', () => {
   let origin: string
@@ -91,7 +98,7 @@ describe('Node http.createServer(toNodeHandler(relay))', () => {
     const again = await post(origin + '/df/events', events)
     expect(again.body).toMatchObject({ accepted: 0, duplicates: 2 })
     const received = forwardedIds(events)
-    expect(received.map((event) => event.event_id)).toEqual(events.map((event) => event.event_id))
+    expect(received.map((event) => event.properties.item_id)).toEqual(events.map((event) => event.event_id))
     expect(received.map((event) => event.user.ip)).toEqual(['127.0.0.1', '127.0.0.1'])
     expect(received[0].user.ua).toBe('Shopper/1.0')
     expect(received[0]).not.toHaveProperty('received_at')
@@ -140,8 +147,9 @@ describe('Node http.createServer(toNodeHandler(relay))', () => {
     expect(forwardedIds(events)).toHaveLength(2)
   }, 15000)
 
-  it('405 for another method', async () => {
-    expect((await fetch(origin + '/df/events')).status).toBe(405)
+  it('405 for another method; a GET reaches the relay, which wants its event in the query', async () => {
+    expect((await fetch(origin + '/df/events', { method: 'PUT', body: '[]' })).status).toBe(405)
+    expect((await fetch(origin + '/df/events')).status).toBe(400)
   })
 })
 
@@ -211,19 +219,21 @@ describe('Hono 4', () => {
     expect((await post(origin + '/df/events', events)).body).toMatchObject({ duplicates: 2 })
   })
 
-  it('every method reaches the relay: OPTIONS 204, GET 405', async () => {
+  it('every method reaches the relay: OPTIONS 204, GET without an event 400, PUT 405', async () => {
     expect((await fetch(origin + '/df/events', { method: 'OPTIONS' })).status).toBe(204)
-    expect((await fetch(origin + '/df/events')).status).toBe(405)
+    expect((await fetch(origin + '/df/events')).status).toBe(400)
+    expect((await fetch(origin + '/df/events', { method: 'PUT', body: '[]' })).status).toBe(405)
     expect((await fetch(origin + '/elsewhere')).status).toBe(404)
   })
 })
 
 describe('Next.js App Router route handler', () => {
-  // Next is not installed: the exported POST and OPTIONS are called as Next calls them, with a
+  // Next is not installed: the exported POST, OPTIONS and GET are called as Next calls them, with a
   // Request (NextRequest extends it) and a context whose params is a promise (Next 15). Not
   // proven here: Next's own server (its URL, that it leaves the body unread for the handler,
   // its Edge bundling of the relay) and Vercel setting x-real-ip.
-  let route: { POST: (request: Request, context: unknown) => Promise<Response>; OPTIONS: (request: Request, context: unknown) => Promise<Response> }
+  type Handler = (request: Request, context: unknown) => Promise<Response>
+  let route: { POST: Handler; OPTIONS: Handler; GET: Handler }
   beforeAll(async () => {
     route = await import('./recipes/app/df/events/route.js')
   })
@@ -241,6 +251,15 @@ describe('Next.js App Router route handler', () => {
     expect(await answer.json()).toMatchObject({ accepted: 2 })
     expect(answer.headers.getSetCookie()).toEqual(['df_uid=from-cookie; Path=/; Max-Age=34560000; SameSite=Lax; Secure'])
     expect(forwardedIds(events).map((event) => event.user.ip)).toEqual(['198.51.100.23', '198.51.100.23'])
+  })
+
+  it("GET takes the service's feedback library's image request, answered with a GIF", async () => {
+    const event = marked()
+    const query = new URLSearchParams({ key: KEY, event: 'click-item', 'properties[item_id]': event.properties.item_id, 'user[uid]': 'u1', 'user[sid]': 's1', t_client: '1' })
+    const answer = await route.GET(new Request('https://www.shop.example/df/events?' + query, { headers: { 'x-real-ip': '198.51.100.23' } }), context)
+    expect(answer.status).toBe(200)
+    expect(answer.headers.get('content-type')).toBe('image/gif')
+    expect(forwardedIds([event])).toEqual([expect.objectContaining({ properties: { item_id: event.properties.item_id, variant_item_id: event.properties.item_id } })])
   })
 
   it('OPTIONS answers the preflight', async () => {

@@ -8,7 +8,10 @@
 //   SINK          'append' (default): each batch appended to SINK_FILE as NDJSON with
 //                 fs.appendFileSync, so a batch is on disk once the sink resolves;
 //                 'file': the package's fileSink(SINK_FILE);
-//                 'forward': the package's forwardSink to FORWARD_URL
+//                 'forward': the package's forwardSink to FORWARD_URL, in FORWARD_FORMAT:
+//                 'batch' (default here: the sink-down test's service reads arrays) or 'spec'
+//                 (one SPEC envelope a request, the package's default); FORWARD_MAX_IN_FLIGHT
+//                 its maxInFlight, else the package's default for that format
 //   CLAIM_MS      the relay's claimMs
 //   DIE_AFTER_SINK_CALLS  dies by SIGKILL right after the sink's Nth call resolved, before the
 //                 store hears of it: the window in which an event can reach the sink twice
@@ -35,8 +38,10 @@ if (env.REDIS_URL) {
 }
 
 let sink
-if (env.SINK == 'forward') sink = forwardSink({ url: env.FORWARD_URL, timeout: 5000 })
-else if (env.SINK == 'file') sink = fileSink(env.SINK_FILE)
+if (env.SINK == 'forward') {
+  const maxInFlight = env.FORWARD_MAX_IN_FLIGHT ? Number(env.FORWARD_MAX_IN_FLIGHT) : undefined
+  sink = forwardSink({ url: env.FORWARD_URL, format: env.FORWARD_FORMAT || 'batch', maxInFlight, timeout: 5000 })
+} else if (env.SINK == 'file') sink = fileSink(env.SINK_FILE)
 else sink = async (events) => appendFileSync(env.SINK_FILE, events.map((event) => JSON.stringify(event) + '\n').join(''))
 
 const dieAfter = Number(env.DIE_AFTER_SINK_CALLS) || 0

@@ -11,3 +11,5 @@ const relay = createRelay({
 
 export const POST = (request) => relay.fetch(request)
 export const OPTIONS = (request) => relay.fetch(request)
+// The service's own feedback library sends by image where a browser has no sendBeacon.
+export const GET = (request) => relay.fetch(request)
