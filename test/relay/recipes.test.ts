@@ -255,11 +255,20 @@ describe('Next.js App Router route handler', () => {
 
   it("GET takes the service's feedback library's image request, answered with a GIF", async () => {
     const event = marked()
-    const query = new URLSearchParams({ key: KEY, event: 'click-item', 'properties[item_id]': event.properties.item_id, 'user[uid]': 'u1', 'user[sid]': 's1', t_client: '1' })
+    const query = new URLSearchParams({
+      key: KEY,
+      event: 'click-item',
+      'properties[item_id]': event.properties.item_id,
+      'user[uid]': 'u1',
+      'user[sid]': 's1',
+      t_client: '1'
+    })
     const answer = await route.GET(new Request('https://www.shop.example/df/events?' + query, { headers: { 'x-real-ip': '198.51.100.23' } }), context)
     expect(answer.status).toBe(200)
     expect(answer.headers.get('content-type')).toBe('image/gif')
-    expect(forwardedIds([event])).toEqual([expect.objectContaining({ properties: { item_id: event.properties.item_id, variant_item_id: event.properties.item_id } })])
+    expect(forwardedIds([event])).toEqual([
+      expect.objectContaining({ properties: { item_id: event.properties.item_id, variant_item_id: event.properties.item_id } })
+    ])
   })
 
   it('OPTIONS answers the preflight', async () => {

@@ -94,7 +94,10 @@ describe('answers', () => {
       expect(answer.status).toBe(405)
       expect(answer.headers.get('allow')).toBe('GET, POST, OPTIONS')
     }
-    expect(await send(undefined, { method: 'GET' })).toMatchObject({ status: 400, body: { error: { message: 'a GET request carries its event in the query' } } })
+    expect(await send(undefined, { method: 'GET' })).toMatchObject({
+      status: 400,
+      body: { error: { message: 'a GET request carries its event in the query' } }
+    })
     const preflight = await send(undefined, {
       method: 'OPTIONS',
       headers: { origin: 'https://www.shop.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type,x-custom' }
