@@ -74,8 +74,20 @@ function format(bytes: number[]) {
 /** An address as a proxy may write it: with a port (192.0.2.1:51234, [2001:db8::1]:51234) or in brackets. */
 const withoutPort = (hop: string) => hop.replace(/^\[([^\]]+)\](?::\d+)?$/, '$1').replace(/^(\d+\.\d+\.\d+\.\d+):\d+$/, '$1')
 
-/** The node of each `for=` of a Forwarded header (RFC 7239), in order, as written: quoted or not, with its port if any (withoutPort takes it off). */
-const forwardedFor = (header: string) => [...header.matchAll(/for=(?:"([^"]*)"|([^;,\s]*))/gi)].map(([, quoted, bare]) => quoted ?? bare)
+/**
+ * The node of each element's `for=` in a Forwarded header (RFC 7239), in order, as written, with
+ * its port if any (withoutPort takes it off); '' for an element without one, or whose value is
+ * not a whole token or quoted string. Elements are split at every comma first: no node holds a
+ * comma, and a quote the client left open must not run on into the elements the trusted proxies
+ * appended after it (`for="9.9.9.9, for=198.51.100.7` is two elements, the first unreadable).
+ */
+const forwardedFor = (header: string) =>
+  header.split(',').map((element) => {
+    const pair = element.split(';').find((part) => /^\s*for\s*=/i.test(part))
+    const value = pair ? pair.slice(pair.indexOf('=') + 1).trim() : ''
+    const node = value.match(/^"([^"\\]*)"$|^([^"\s]*)$/)
+    return node ? (node[1] ?? node[2]) : ''
+  })
 
 export interface AddressOptions {
   trustProxy?: number | string[]

@@ -106,6 +106,15 @@ describe('the Forwarded header (RFC 7239)', () => {
     expect(options).toMatch(/\| `proxyHeader` \| `'x-forwarded-for'` \| .*`'forwarded'` \(RFC 7239\)/)
   })
 
+  it("a quote the client left open does not swallow the trusted proxy's element", async () => {
+    // The client sent `Forwarded: for="9.9.9.9, ` and the proxy appended its own element.
+    const header = 'for="9.9.9.9, , for="198.51.100.7:4711"'
+    expect(await ipFor({ trustProxy: 1, proxyHeader: 'forwarded' }, { forwarded: header }, '10.0.0.2')).toBe('198.51.100.7')
+    expect(await ipFor({ trustProxy: 1, proxyHeader: 'forwarded' }, { forwarded: 'for="9.9.9.9, for=198.51.100.7' }, '10.0.0.2')).toBe('198.51.100.7')
+    // Nor does a forged element after the open quote count as one of the proxies'.
+    expect(await ipFor({ trustProxy: 1, proxyHeader: 'forwarded' }, { forwarded: 'for="9.9.9.9;by=x", for=198.51.100.7' }, '10.0.0.2')).toBe('198.51.100.7')
+  })
+
   it('an obfuscated or unknown for= gives no address rather than a wrong one', async () => {
     expect(await ipFor({ trustProxy: 1, proxyHeader: 'forwarded' }, { forwarded: 'for=unknown' }, '10.0.0.2')).toBeUndefined()
     expect(await ipFor({ trustProxy: 1, proxyHeader: 'forwarded' }, { forwarded: 'for=_hidden' }, '10.0.0.2')).toBeUndefined()
