@@ -64,14 +64,15 @@ export function messagesOf({ accepted, duplicates, rejected, sentAt }) {
 }
 
 /**
- * Calls `found(ids)` with the event ids of the NDJSON `file`, a chunk's worth at a time, and
- * returns whether its last line was cut short.
+ * Calls `found(events)` with the events of the NDJSON `file` that have an event id, a chunk's
+ * worth at a time, and returns whether its last line was cut short.
  */
-function readIds(file, found) {
+function readStored(file, found) {
   let rest = ''
-  const idOf = (line) => {
+  const eventOf = (line) => {
     try {
-      return (line && JSON.parse(line).event_id) || null
+      const event = line && JSON.parse(line)
+      return event && event.event_id && event.user ? event : null
     } catch {
       // A crash mid-write can leave a line cut short; its event was never acknowledged, so it is
       // skipped.
@@ -86,11 +87,11 @@ function readIds(file, found) {
   while (bytes > 0) {
     const lines = (rest + text.write(chunk.subarray(0, bytes))).split('\n')
     rest = lines.pop()
-    found(lines.map(idOf).filter(Boolean))
+    found(lines.map(eventOf).filter(Boolean))
     bytes = readSync(input, chunk, 0, CHUNK, null)
   }
   closeSync(input)
-  found([idOf(rest)].filter(Boolean))
+  found([eventOf(rest)].filter(Boolean))
   return rest != ''
 }
 
@@ -104,12 +105,13 @@ function readIds(file, found) {
  *
  * It takes every origin (`*`): the inspector stands in front of staging shops on other origins
  * and Shopify pixels, whose sandbox sends `Origin: null`. It trusts no proxy, so `user.ip` is
- * the connection's peer, and sets no cookie, since the demo's pages renew the uid themselves.
+ * the connection's peer, sets no cookie, since the demo's pages renew the uid themselves, and no
+ * rate limit, since a developer's pages and tests all come from one address.
  */
 export function createCollector({ file, maxBodyBytes, keys = [DEMO_KEY] }) {
   mkdirSync(dirname(file), { recursive: true })
   const store = memoryStore()
-  const cutShort = existsSync(file) && readIds(file, store.remember)
+  const cutShort = existsSync(file) && readStored(file, store.remember)
   const fd = openSync(file, 'a')
   // The next event starts on a fresh line, so that a cut-short line cannot swallow it.
   if (cutShort) writeSync(fd, '\n')
@@ -135,6 +137,8 @@ export function createCollector({ file, maxBodyBytes, keys = [DEMO_KEY] }) {
     store,
     origins: '*',
     trustProxy: 0,
+    // One developer's pages and tests, all from one address: no rate limit.
+    rateLimit: false,
     cookie: false,
     maxBodyBytes,
     onBatch: (report) => messagesOf(report).forEach(publish),

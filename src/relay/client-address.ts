@@ -134,6 +134,17 @@ export function clientAddress({ trustProxy = 0, proxyHeader = 'x-forwarded-for',
   return {
     /** The request's client address. */
     of: (headers: Headers, peer: string | undefined) => allowed(found(headers, peer)),
+    /**
+     * The client a rate limit counts, whatever the privacy setting: its IPv4 address, or its
+     * IPv6 /64 (one host may hold a whole /64 and change address within it at will); undefined
+     * when the request shows none.
+     */
+    client(headers: Headers, peer: string | undefined): string | undefined {
+      const address = found(headers, peer)
+      const bytes = address ? parse(withoutPort(address)) : undefined
+      if (!bytes) return
+      return bytes.length == 4 ? bytes.join('.') : format([...bytes.slice(0, 8), 0, 0, 0, 0, 0, 0, 0, 0]) + '/64'
+    },
     /** An address an envelope brought (a server sender's), under the same privacy setting. */
     allowed
   }

@@ -3,7 +3,10 @@ import { attempt } from '../shared/attempt'
 import { uidFromCookieHeader, uidSetCookie } from '../shared/uid-cookie'
 import { clientAddress } from './client-address'
 import { checkEnvelope, KEY_INVALID, KEY_MISSING } from './envelopes'
+import { claimEvents } from './claims'
+import { ownerOf, scopedId } from './dedupe'
 import { asEnvelope, readEnvelopes } from './intake'
+import { serverSenders } from './server-senders'
 import { memoryStore } from './memory-store'
 import { SinkUnavailable } from './sinks'
 import type { BatchReport, Relay, RelayEvent, RelayOptions, RequestInfo } from './types'
@@ -11,6 +14,10 @@ import type { BatchReport, Relay, RelayEvent, RelayOptions, RequestInfo } from '
 const DAY = 864e5
 // A request may ask about this many unconfirmed ids (the tracker asks about 50).
 const MAX_UNCONFIRMED = 200
+// Per client address: a tracker's whole outbox (2,000 events) at once, then 10 events a second.
+// A page answered 429 keeps its events and sends them after Retry-After: a shop behind one
+// address with many shoppers (an office, a carrier's NAT) is slowed, never loses an event.
+const RATE_LIMIT = { burst: 2000, perSecond: 10 }
 // A batch whose events another request holds is asked to come back after this: that request's
 // sink is running, and has answered by then in all likelihood.
 const CLAIMED_RETRY_SECONDS = 2
@@ -42,11 +49,12 @@ function asImage(answer: Response): Response {
  * instance that shares the store (README "First-party relay" says where that can fail).
  */
 export function createRelay(options: RelayOptions): Relay {
-  const { keys, sink, store = memoryStore(), origins, maxBodyBytes = 256 * 1024, claimMs = 30000, onBatch } = options
+  const { keys, sink, store = memoryStore(), origins, maxBodyBytes = 256 * 1024, claimMs = 30000, onBatch, rateLimit = RATE_LIMIT } = options
   if (!Array.isArray(keys) || !keys.length) throw new TypeError('discovery-feedback: relay: options.keys must list the API keys it takes')
   if (typeof sink != 'function') throw new TypeError('discovery-feedback: relay: options.sink is required')
   const accepted = new Set(keys)
   const addresses = clientAddress(options)
+  const fromServer = serverSenders(options.serverSecrets)
   const cookie = options.cookie === false ? undefined : options.cookie || {}
 
   // A failing handler must not turn one fault into two.
@@ -76,6 +84,29 @@ export function createRelay(options: RelayOptions): Relay {
     return { 'set-cookie': uidSetCookie(uid, { domain: cookie.domain, secure, days: cookie.days }) }
   }
 
+  /**
+   * The shoppers a request speaks for, by their owner digests: the uid cookie it carried (a
+   * relay on the shop's own domain gets it) and the uids of its events.
+   */
+  const askers = (request: Request, events: RelayEvent[]) => {
+    const uid = uidFromCookieHeader(request.headers.get('cookie'))
+    return new Set([...(uid ? [uid] : []), ...events.map((event) => event.user.uid)].map(ownerOf))
+  }
+
+  /**
+   * README "Collector protocol": of the event ids a tracker handed over unconfirmed, those it
+   * must send again. Only an id stored for one of the asking shoppers counts as arrived: of
+   * anyone else's, the answer is "missing" whether it arrived or not, so that nobody learns
+   * whether another shopper's order was placed (a resend is a duplicate, and stored once).
+   */
+  async function unconfirmedOf(asked: string[], owners: Set<string>): Promise<string[]> {
+    if (!asked.length || !owners.size) return asked
+    // The question names no key: each id is looked up under every key the relay takes.
+    const scoped = asked.flatMap((id) => keys.map((key) => scopedId(key, id)))
+    const found = await store.lookup(scoped)
+    return asked.filter((_, index) => !keys.some((_, k) => owners.has(found[index * keys.length + k] as string)))
+  }
+
   async function handleBatch(request: Request, info: RequestInfo | undefined, headers: Record<string, string>): Promise<Response> {
     const intake = await readEnvelopes(request, maxBodyBytes)
     if ('status' in intake) return json(intake.status, failure(intake.message), headers)
@@ -88,70 +119,53 @@ export function createRelay(options: RelayOptions): Relay {
     const skew = sentAt > 0 && Math.abs(receivedAt - sentAt) <= DAY ? receivedAt - sentAt : 0
     const ip = addresses.of(request.headers, info?.remoteAddress)
     const ua = request.headers.get('user-agent') || undefined
+    const server = fromServer(request)
+    // A page's events count against its address's bucket; the shop's server sends for every shopper.
+    const client = server ? undefined : addresses.client(request.headers, info?.remoteAddress)
+    if (rateLimit && store.take && client) {
+      const waitMs = await store.take(client, intake.envelopes.length, rateLimit)
+      const seconds = String(Math.max(1, Math.ceil(waitMs / 1000)))
+      if (waitMs > 0) return json(429, failure('too many events from this address: come back in ' + seconds + ' s'), { ...headers, 'retry-after': seconds })
+    }
 
     const batch: BatchReport = { accepted: [], duplicates: [], rejected: [], variantsFilled: 0, sentAt: sentAt > 0 ? sentAt : undefined }
     const events: RelayEvent[] = []
-    // Each event's place in the batch, to hand the sink the new ones in the order they came.
-    const order = new Map<RelayEvent, number>()
     intake.envelopes.forEach((sent, index) => {
       const { envelope, filled } = asEnvelope(sent, intake.key)
       const checked = checkEnvelope(envelope, accepted)
       if ('error' in checked) return batch.rejected.push({ index, error: checked.error, envelope: sent })
       if (filled) batch.variantsFilled++
       const event = checked.event
-      // SPEC "User object": ip and ua default to those of the request. An ip the envelope
-      // brought (a server sender's) is under the same privacy setting.
-      const given = addresses.allowed(event.user.ip)
-      if (given || ip) event.user.ip = given || ip
+      // SPEC "User object": ip and ua default to those of the request, and only the shop's own
+      // server senders may give others (server-senders.ts). A given ip is under the same privacy setting.
+      const givenIp = server ? addresses.allowed(event.user.ip) : undefined
+      const givenUa = server ? event.user.ua : undefined
+      if (givenIp || ip) event.user.ip = givenIp || ip
       else delete event.user.ip
-      if (!event.user.ua && ua) event.user.ua = ua
-      const relayed = { ...event, received_at: receivedAt, t_corrected: event.t_client + skew }
-      order.set(relayed, index)
-      events.push(relayed)
+      if (givenUa || ua) event.user.ua = givenUa || ua
+      else delete event.user.ua
+      events.push({ ...event, received_at: receivedAt, t_corrected: event.t_client + skew })
     })
 
-    // An id twice in one batch (a purchase tracked twice on one page) is one event.
-    const firsts = new Map<string, RelayEvent>()
-    const fresh: RelayEvent[] = []
-    for (const event of events) {
-      if (!event.event_id) fresh.push(event)
-      else if (firsts.has(event.event_id)) batch.duplicates.push(event)
-      else firsts.set(event.event_id, event)
-    }
-    const ids = [...firsts.keys()]
     const token = nanoid()
-    const states = await store.claim(ids, token, claimMs)
-    const claimed = ids.filter((_, index) => states[index] == 'new')
-    ids.forEach((id, index) => {
-      if (states[index] == 'delivered') batch.duplicates.push(firsts.get(id)!)
-      if (states[index] == 'new') fresh.push(firsts.get(id)!)
-    })
-    fresh.sort((a, b) => order.get(a)! - order.get(b)!)
+    const claims = await claimEvents(store, events, server, token, claimMs)
+    const fresh = claims.fresh
+    batch.duplicates.push(...claims.duplicates)
     if (fresh.length) {
       try {
         await sink(fresh)
       } catch (error) {
         // What the sink got through before it failed counts as delivered; the rest is let go for the resend.
-        const through = new Set(error instanceof SinkUnavailable ? error.delivered.map((event) => event.event_id) : [])
-        await store
-          .delivered(
-            claimed.filter((id) => through.has(id)),
-            token
-          )
-          .catch(report)
-        await store
-          .release(
-            claimed.filter((id) => !through.has(id)),
-            token
-          )
-          .catch(report)
+        const through = new Set(error instanceof SinkUnavailable ? error.delivered : [])
+        await claims.delivered(fresh.filter((event) => through.has(event))).catch(report)
+        await claims.release(fresh.filter((event) => !through.has(event))).catch(report)
         report(error)
         const wait = error instanceof SinkUnavailable ? Math.ceil(error.retryAfterMs / 1000) : CLAIMED_RETRY_SECONDS
         return json(503, failure('the sink is unavailable'), { ...headers, 'retry-after': String(Math.max(1, wait)) })
       }
       // Delivered: the sink has them, whatever the store says next. A store that fails here is
       // the window README names: the ids are not marked, and a resend would reach the sink again.
-      await store.delivered(claimed, token).catch(report)
+      await claims.delivered(fresh).catch(report)
     }
     batch.accepted = fresh
 
@@ -164,8 +178,7 @@ export function createRelay(options: RelayOptions): Relay {
     const unconfirmed = query.get('unconfirmed')
     if (unconfirmed != null) {
       const asked = unconfirmed.split(',').filter(Boolean).slice(0, MAX_UNCONFIRMED)
-      const found = await store.lookup(asked)
-      result.missing = asked.filter((_, index) => !found[index])
+      result.missing = await unconfirmedOf(asked, askers(request, events))
     }
     try {
       onBatch?.(batch)
@@ -174,7 +187,7 @@ export function createRelay(options: RelayOptions): Relay {
     }
     const answered = { ...headers, ...setCookie(request) }
     // Another request holds some of these events, its sink still running: the whole batch comes back later, when they are settled.
-    if (states.includes('claimed'))
+    if (claims.held)
       return json(503, failure('some events are being stored by another request', result), { ...answered, 'retry-after': String(CLAIMED_RETRY_SECONDS) })
     if (fresh.length || batch.duplicates.length || !batch.rejected.length) return json(200, result, answered)
     const errors = batch.rejected.map(({ error }) => error)

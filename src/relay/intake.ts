@@ -10,8 +10,9 @@
 import { parse } from 'qs'
 import { EVENTS, holdsNumber, LINE_ITEM } from '../shared/rules'
 
-// One request may carry this many envelopes (the tracker's 60 KiB bodies hold a few hundred at most).
-export const MAX_ENVELOPES = 1000
+// One request may carry this many envelopes, and so claim this many new ids: the tracker's
+// 60 KiB bodies hold about 200 (an envelope with its user is 300 B or more).
+export const MAX_ENVELOPES = 500
 
 // The envelope's own fields; in the SDK's flattened form, every other field is a property.
 const ENVELOPE_FIELDS = new Set(['event', 'key', 't_client', 'user', 'event_id', 'properties'])

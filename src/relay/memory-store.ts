@@ -1,24 +1,33 @@
-import type { ClaimState, DeliveryStore } from './types'
+import { ownerOf, rememberedIds } from './dedupe'
+import { takeTokens, type Bucket } from './token-bucket'
+import type { ClaimState, DeliveryStore, RateLimit, RelayEvent } from './types'
+
+// Buckets of this many clients at most are kept; beyond, the one used longest ago goes (it has
+// refilled by then in all likelihood).
+const MAX_BUCKETS = 100000
 
 /**
  * Which event ids were delivered, in this process's memory: for one instance, with nothing to
- * install. It remembers the last `max` delivered ids (about 120 B each) and forgets the oldest
- * first, so a resend of an older event reaches the sink again. Node runs one handler at a time,
- * so a claim is checked and taken at once.
+ * install. It remembers the last `max` delivered ids (about 150 B each) and forgets the oldest
+ * first, so a resend of an older event reaches the sink again: the relay's rate limit keeps one
+ * client from pushing others' ids out (README "What an attacker can still cost"). Node runs one
+ * handler at a time, so a claim is checked and taken at once.
  */
-export function memoryStore({ max = 200000 }: { max?: number } = {}): DeliveryStore & { remember(ids: string[]): void } {
-  const delivered = new Set<string>()
+export function memoryStore({ max = 200000 }: { max?: number } = {}): DeliveryStore & { remember(events: RelayEvent[]): void } {
+  // Each delivered id and its owner ('' for none).
+  const delivered = new Map<string, string>()
   // Claims of requests whose sink is running: the request's token and when the claim lapses.
   const claims = new Map<string, { token: string; until: number }>()
+  const buckets = new Map<string, Bucket>()
 
-  const remember = (ids: string[]) => {
-    for (const id of ids) {
+  const markDelivered = (ids: string[], owners: string[] = []) => {
+    ids.forEach((id, index) => {
       claims.delete(id)
       // Deleted first, so that a re-delivered id counts as the newest.
       delivered.delete(id)
-      delivered.add(id)
-      if (delivered.size > max) delivered.delete(delivered.values().next().value!)
-    }
+      delivered.set(id, owners[index] || '')
+      if (delivered.size > max) delivered.delete(delivered.keys().next().value!)
+    })
   }
 
   return {
@@ -32,16 +41,33 @@ export function memoryStore({ max = 200000 }: { max?: number } = {}): DeliverySt
         return 'new'
       })
     },
-    async delivered(ids) {
-      remember(ids)
+    async delivered(ids, _token, owners) {
+      markDelivered(ids, owners)
     },
     async release(ids, token) {
       for (const id of ids) if (claims.get(id)?.token == token) claims.delete(id)
     },
     async lookup(ids) {
-      return ids.map((id) => delivered.has(id))
+      return ids.map((id) => delivered.get(id) ?? null)
     },
-    /** Marks ids as delivered without a request: what a sink already holds when the process starts. */
-    remember
+    async take(name: string, cost: number, limit: RateLimit) {
+      const now = Date.now()
+      const [bucket, waitMs] = takeTokens(buckets.get(name), cost, limit, now)
+      // Set again, so that the map's order is the order of use.
+      buckets.delete(name)
+      buckets.set(name, bucket)
+      if (buckets.size > MAX_BUCKETS) buckets.delete(buckets.keys().next().value!)
+      return waitMs
+    },
+    /** Marks events as delivered without a request: what a sink already holds when the process starts. */
+    remember(events) {
+      for (const event of events) {
+        const ids = rememberedIds(event)
+        markDelivered(
+          ids,
+          ids.map(() => ownerOf(event.user.uid))
+        )
+      }
+    }
   }
 }

@@ -1,20 +1,22 @@
+import { fnv1a64 } from '../shared/order-event-id'
 import type { ClaimState, DeliveryStore } from './types'
 
 /*
  * Which event ids were delivered, in Redis, shared by every instance of the relay: several
  * processes behind a load balancer, or serverless functions. One key per event id:
  * "<prefix>{df}:<id>" holds the claiming request's token while its sink runs (expiring after
- * the claim's time), then "d" once delivered (expiring after `keepDays`). The braces make every
- * key hash to one slot, so that each script below may touch all of a batch's keys on a cluster.
- * Each step is one Lua script, which Redis runs atomically: two instances claiming one id at
- * once never both get it.
+ * the claim's time), then "d:<owner>" once delivered (expiring after `keepDays`). The braces make
+ * keys hash to one slot, so that each script below may touch all of a batch's keys on a cluster;
+ * with `shards`, ids spread over that many slots ("{df3}"), a script per slot. Each step is one
+ * Lua script, which Redis runs atomically: two instances claiming one id at once never both get it.
+ * The rate limit's buckets are one key per client, "<prefix>{rate:<client>}", each in a slot of its own.
  */
 
 const CLAIM = `
 local states = {}
 for index, key in ipairs(KEYS) do
   local held = redis.call('GET', key)
-  if held == 'd' then states[index] = 'delivered'
+  if held == 'd' or string.sub(held or '', 1, 2) == 'd:' then states[index] = 'delivered'
   elseif held then states[index] = 'claimed'
   else
     redis.call('SET', key, ARGV[1], 'PX', ARGV[2])
@@ -23,8 +25,9 @@ for index, key in ipairs(KEYS) do
 end
 return states`
 
+// ARGV: the time to keep them, then each key's owner.
 const DELIVERED = `
-for _, key in ipairs(KEYS) do redis.call('SET', key, 'd', 'PX', ARGV[1]) end
+for index, key in ipairs(KEYS) do redis.call('SET', key, 'd:' .. ARGV[index + 1], 'PX', ARGV[1]) end
 return 1`
 
 const RELEASE = `
@@ -32,6 +35,23 @@ for _, key in ipairs(KEYS) do
   if redis.call('GET', key) == ARGV[1] then redis.call('DEL', key) end
 end
 return 1`
+
+// The token bucket of token-bucket.ts on Redis's clock, shared by every instance. ARGV: burst,
+// tokens per second, cost. Returns the milliseconds to wait, 0 when taken.
+const TAKE = `
+local burst = tonumber(ARGV[1])
+local per_ms = tonumber(ARGV[2]) / 1000
+local cost = math.min(tonumber(ARGV[3]), burst)
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local state = redis.call('HMGET', KEYS[1], 'tokens', 'at')
+local tokens = burst
+if state[1] then tokens = math.min(burst, tonumber(state[1]) + (now - tonumber(state[2])) * per_ms) end
+local wait = 0
+if tokens >= cost then tokens = tokens - cost else wait = math.ceil((cost - tokens) / per_ms) end
+redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', tostring(now))
+redis.call('PEXPIRE', KEYS[1], math.ceil(burst / per_ms) + 1000)
+return wait`
 
 /**
  * A client of the shop's own: node-redis v4 or v5 (`sendCommand`) or ioredis (`call`). The relay
@@ -51,9 +71,15 @@ export interface RedisStoreOptions {
    * is down would hold every request open until it is back.
    */
   timeoutMs?: number
+  /**
+   * Slots the ids spread over: 1 (default) keeps every id in one slot, one script per batch; on
+   * Redis Cluster, 16 or more spread the ids over as many slots (and so nodes), a script per
+   * slot a batch touches.
+   */
+  shards?: number
 }
 
-export function redisStore(client: RedisClient, { prefix = 'df:', keepDays = 7, timeoutMs = 2000 }: RedisStoreOptions = {}): DeliveryStore {
+export function redisStore(client: RedisClient, { prefix = 'df:', keepDays = 7, timeoutMs = 2000, shards = 1 }: RedisStoreOptions = {}): DeliveryStore {
   // ioredis has call(); node-redis has no call() but sendCommand(array). ioredis's own
   // sendCommand takes a Command object, so call() is looked for first.
   const send = (args: string[]): Promise<unknown> =>
@@ -77,8 +103,25 @@ export function redisStore(client: RedisClient, { prefix = 'df:', keepDays = 7, 
         }
       )
     })
-  const keyOf = (id: string) => prefix + '{df}:' + id
-  const script = (source: string, ids: string[], ...args: string[]) => command(['EVAL', source, String(ids.length), ...ids.map(keyOf), ...args])
+  const shardOf = (id: string) => (shards > 1 ? String(Number(fnv1a64(id) % BigInt(shards))) : '')
+  const keyOf = (id: string) => prefix + '{df' + shardOf(id) + '}:' + id
+  /**
+   * Runs `source` on the keys of `ids`, a call per slot they fall in, with `args` and, per key,
+   * its entry of `perKey`; resolves each id's result in the order of `ids`.
+   */
+  async function script(source: string, ids: string[], args: string[], perKey: string[] = []): Promise<unknown[]> {
+    const groups = new Map<string, number[]>()
+    ids.forEach((id, index) => groups.set(shardOf(id), [...(groups.get(shardOf(id)) || []), index]))
+    const results: unknown[] = []
+    await Promise.all(
+      [...groups.values()].map(async (indexes) => {
+        const keys = indexes.map((index) => keyOf(ids[index]))
+        const answer = await command(['EVAL', source, String(keys.length), ...keys, ...args, ...(perKey.length ? indexes.map((index) => perKey[index]) : [])])
+        indexes.forEach((index, position) => (results[index] = Array.isArray(answer) ? answer[position] : answer))
+      })
+    )
+    return results
+  }
   // PX takes whole milliseconds: 1.1 days is 95040000.00000001 ms in floating point, which Redis
   // refuses ("value is not an integer"), and every batch would fail.
   const milliseconds = (value: number) => String(Math.max(1, Math.round(value)))
@@ -87,18 +130,29 @@ export function redisStore(client: RedisClient, { prefix = 'df:', keepDays = 7, 
   return {
     async claim(ids, token, ttlMs) {
       if (!ids.length) return []
-      return (await script(CLAIM, ids, token, milliseconds(ttlMs))) as ClaimState[]
+      return (await script(CLAIM, ids, [token, milliseconds(ttlMs)])) as ClaimState[]
     },
-    async delivered(ids) {
-      if (ids.length) await script(DELIVERED, ids, keepMs)
+    async delivered(ids, _token, owners = []) {
+      if (ids.length)
+        await script(
+          DELIVERED,
+          ids,
+          [keepMs],
+          ids.map((_, index) => owners[index] || '')
+        )
     },
     async release(ids, token) {
-      if (ids.length) await script(RELEASE, ids, token)
+      if (ids.length) await script(RELEASE, ids, [token])
     },
     async lookup(ids) {
       if (!ids.length) return []
-      const values = (await command(['MGET', ...ids.map(keyOf)])) as (string | null)[]
-      return values.map((value) => value == 'd')
+      // One GET each, not one MGET: on a cluster the ids may lie in several slots.
+      const values = (await Promise.all(ids.map((id) => command(['GET', keyOf(id)])))) as (string | null)[]
+      // "d" alone: delivered before owners were kept.
+      return values.map((value) => (value == 'd' ? '' : value?.startsWith('d:') ? value.slice(2) : null))
+    },
+    async take(name, cost, { burst, perSecond }) {
+      return Number(await command(['EVAL', TAKE, '1', prefix + '{rate:' + name + '}', String(burst), String(perSecond), String(cost)]))
     }
   }
 }

@@ -7,6 +7,10 @@ export type RelayEvent = Envelope & {
   received_at: number
   /** `t_client` moved by the gap between the sender's clock and the relay's (`?t_sent=`). */
   t_corrected: number
+  /** Sent by the shop's own server sender (`serverSecrets`): the only sender whose `user.ip` and `user.ua` are its own word. */
+  from_server?: true
+  /** A purchase that says something else than one stored before for the same order: both are kept, for the shop to settle (README "What each sender can prove"). */
+  order_conflict?: true
 }
 
 /** Where accepted events go. It resolves once they are safe; a rejection makes the relay answer 503, so the sender keeps them. */
@@ -22,12 +26,24 @@ export type ClaimState = 'new' | 'delivered' | 'claimed'
 export interface DeliveryStore {
   /** Claims `ids` for the request `token`: 'new' ones are its to deliver now; 'delivered' ones reached the sink before; 'claimed' ones are another request's now. */
   claim(ids: string[], token: string, ttlMs: number): Promise<ClaimState[]>
-  /** The request's claimed ids reached the sink. */
-  delivered(ids: string[], token: string): Promise<void>
+  /** The request's claimed ids reached the sink; `owners[i]`, if given, is the shopper `ids[i]` belongs to (for `?unconfirmed=`). */
+  delivered(ids: string[], token: string, owners?: string[]): Promise<void>
   /** The sink failed: the request lets its claims go, so that a retry can take them. */
   release(ids: string[], token: string): Promise<void>
-  /** For each id, whether it reached the sink (the `?unconfirmed=` question). */
-  lookup(ids: string[]): Promise<boolean[]>
+  /** For each id, the owner it reached the sink with ('' for none), or null when it did not (the `?unconfirmed=` question). */
+  lookup(ids: string[]): Promise<(string | null)[]>
+  /**
+   * Takes `cost` tokens from the bucket `name` (a client's) under `limit`, for every instance at
+   * once: resolves 0 when taken, else the milliseconds until there are tokens enough. A store
+   * without it sets no rate limit.
+   */
+  take?(name: string, cost: number, limit: RateLimit): Promise<number>
+}
+
+/** A token bucket per client: up to `burst` events at once, `perSecond` more each second. */
+export interface RateLimit {
+  burst: number
+  perSecond: number
 }
 
 /** What the relay did with one batch, for an inspector or the shop's monitoring. */
@@ -61,12 +77,27 @@ export interface RelayOptions {
   trustProxy?: number | string[]
   /** Which header the trusted proxies write: `'x-forwarded-for'` (default) or `'forwarded'` (RFC 7239). The other is not read: a shopper can send either. */
   proxyHeader?: 'x-forwarded-for' | 'forwarded'
+  /**
+   * Secrets of the shop's own server senders (`createServerTracker({ secret })`), each of at least
+   * 16 characters; several, so that one can be rotated. A request with `Authorization: Bearer
+   * <secret>` may give the shopper's `user.ip` and `user.ua` in its events (SPEC "User object",
+   * for calls not made from the shopper's browser); from any other request they are the
+   * connection's, whatever its body says. Default: none.
+   */
+  serverSecrets?: string[]
   /** A header the platform sets on every request with the client's address (`'cf-connecting-ip'`, `'x-real-ip'` on Vercel); it wins over everything else where present. */
   ipHeader?: string
   /** `'full'` (default), `'truncate'` (IPv4 to /24, IPv6 to /48) or `'drop'`. */
   ip?: 'full' | 'truncate' | 'drop'
   /** The uid cookie the relay renews on its answers, with the storefront tracker's attributes; `false` for none. */
   cookie?: false | { domain?: string; secure?: boolean; days?: number }
+  /**
+   * Events a client address may send (a token bucket in the store, shared by every instance):
+   * `burst` at once, `perSecond` more each second; beyond, 429 with Retry-After, and the tracker
+   * sends them later. The shop's server senders are not limited. Default `{ burst: 2000,
+   * perSecond: 10 }`; `false` for none. A store without `take` limits nothing.
+   */
+  rateLimit?: RateLimit | false
   /** Largest request body in bytes. Default 262144 (256 KiB). */
   maxBodyBytes?: number
   /** Milliseconds a claim on an event id holds while its sink runs; an instance that dies mid-batch frees its events after this. Keep it above the sink's longest call (forwardSink: two timeouts, 20 s). Default 30,000. */

@@ -128,7 +128,7 @@ export function createServerTracker(options: ServerTrackerOptions): ServerTracke
     inFlight.add(controller)
     carried += batch.length
     const step = backoff.step()
-    const { status, retryAfter } = await postBatch(withSendTime(endpoint, Date.now()), body, requestTimeout, controller)
+    const { status, retryAfter } = await postBatch(withSendTime(endpoint, Date.now()), body, requestTimeout, controller, options.secret)
     // Given up by close(): already counted there, and no longer carried.
     if (!inFlight.delete(controller)) return
     carried -= batch.length

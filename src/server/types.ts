@@ -7,6 +7,13 @@ export interface ServerTrackerOptions {
   key: string
   /** Collector URL. */
   endpoint: string
+  /**
+   * The secret that proves to `discovery-feedback/relay` that this is the shop's server (one of
+   * its `serverSecrets`), sent as `Authorization: Bearer <secret>`: only then does the relay keep
+   * the shopper's `ip` and `ua` these events carry, and take its purchase over a page's. Keep it
+   * on the server, never in a page.
+   */
+  secret?: string
   /** Send once this many events wait; a request still takes all that fit in 60 KiB. Default 50. */
   maxBatchEvents?: number
   /** Milliseconds an event may wait for others. Default 1000. */

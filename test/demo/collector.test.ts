@@ -54,8 +54,12 @@ const envelope = (overrides: Record<string, unknown> = {}) => ({
   ...overrides
 })
 
-const post = async (url: string, body: unknown, contentType = 'text/plain;charset=UTF-8') => {
-  const response = await fetch(url, { method: 'POST', body: typeof body == 'string' ? body : JSON.stringify(body), headers: { 'content-type': contentType } })
+const post = async (url: string, body: unknown, contentType = 'text/plain;charset=UTF-8', headers: Record<string, string> = {}) => {
+  const response = await fetch(url, {
+    method: 'POST',
+    body: typeof body == 'string' ? body : JSON.stringify(body),
+    headers: { 'content-type': contentType, ...headers }
+  })
   return { status: response.status, headers: response.headers, body: await response.json() }
 }
 
@@ -215,7 +219,8 @@ describe('collector', () => {
     expect((await post(first.url, [a])).body).not.toHaveProperty('missing')
     await first.close()
     const { url } = await start(file)
-    const answer = await post(url + '?t_sent=1&unconfirmed=' + encodeURIComponent([a.event_id, b.event_id].join()), [])
+    // The shopper's own question (a page of the shop's origin sends its uid cookie).
+    const answer = await post(url + '?t_sent=1&unconfirmed=' + encodeURIComponent([a.event_id, b.event_id].join()), [], undefined, { cookie: 'df_uid=uid-1' })
     expect(answer.status).toBe(200)
     expect(answer.body.missing).toEqual([b.event_id])
     // Asked in the same request that brings it again, it counts as stored.
@@ -243,13 +248,13 @@ describe('collector', () => {
     expect(answer.body).toMatchObject({ accepted: 1, duplicates: 3 })
   })
 
-  it('refuses a body of more than 1,000 envelopes whole, before checking any', async () => {
+  it('refuses a body of more than 500 envelopes whole, before checking any', async () => {
     const { url, file } = await start()
     const answer = await post(
       url,
-      Array.from({ length: 1001 }, () => 1)
+      Array.from({ length: 501 }, () => 1)
     )
-    expect(answer).toMatchObject({ status: 413, body: { error: { message: 'more than 1000 envelopes in one request' } } })
+    expect(answer).toMatchObject({ status: 413, body: { error: { message: 'more than 500 envelopes in one request' } } })
     expect(existsSync(file) ? stored(file) : []).toEqual([])
   })
 

@@ -149,13 +149,13 @@ describe('limits', () => {
     expect(events()).toHaveLength(2)
   })
 
-  it('413 for more than 1,000 envelopes in one body; 1,000 are taken', async () => {
+  it('413 for more than 500 envelopes in one body, so that one request claims at most 500 new ids; 500 are taken', async () => {
     const { send, events } = setup({ maxBodyBytes: 1 << 20 })
     const small = (index: number) => envelope({ event_id: 'e' + index, user: { uid: 'u', sid: 's' }, properties: { item_id: 'i', variant_item_id: 'v' } })
-    const over = await send(Array.from({ length: 1001 }, (_, index) => small(index)))
-    expect(over).toMatchObject({ status: 413, body: { error: { message: 'more than 1000 envelopes in one request' } } })
+    const over = await send(Array.from({ length: 501 }, (_, index) => small(index)))
+    expect(over).toMatchObject({ status: 413, body: { error: { message: 'more than 500 envelopes in one request' } } })
     expect(events()).toEqual([])
-    expect(await send(Array.from({ length: 1000 }, (_, index) => small(index)))).toMatchObject({ status: 200, body: { accepted: 1000 } })
+    expect(await send(Array.from({ length: 500 }, (_, index) => small(index)))).toMatchObject({ status: 200, body: { accepted: 500 } })
   })
 })
 
@@ -229,12 +229,25 @@ describe('times', () => {
 })
 
 describe('unconfirmed', () => {
-  it('answers ?unconfirmed= with the listed ids it has not stored, from the store, with an empty body', async () => {
+  it('answers ?unconfirmed= with the listed ids it has not stored, from the store, with an empty body and the shopper’s uid cookie', async () => {
     const { send } = setup()
     const stored = envelope()
     await send([stored])
-    const answer = await send([], { query: `?t_sent=${Date.now()}&unconfirmed=${stored.event_id},never-came` })
+    const answer = await send([], { query: `?t_sent=${Date.now()}&unconfirmed=${stored.event_id},never-came`, headers: { cookie: 'df_uid=uid-1' } })
     expect(answer).toMatchObject({ status: 200, body: { accepted: 0, duplicates: 0, rejected: [], missing: ['never-came'] } })
+  })
+
+  it('tells nobody else whether an event arrived: another uid, or none, is told every id is missing', async () => {
+    const { send } = setup()
+    const purchase = envelope({ event: 'purchase', event_id: 'order.1x2y3z', properties: { order_id: '1002', currency: 'EUR', revenue: 5, line_items: [] } })
+    await send([purchase], { headers: { cookie: 'df_uid=uid-1' } })
+    // A competitor computes the order's id and asks, with a cookie of its own, with an event of its own, or with neither.
+    const asked = `?unconfirmed=${purchase.event_id}`
+    expect((await send([], { query: asked, headers: { cookie: 'df_uid=competitor' } })).body.missing).toEqual([purchase.event_id])
+    expect((await send([envelope({ user: { uid: 'competitor', sid: 's' } })], { query: asked })).body.missing).toEqual([purchase.event_id])
+    expect((await send([], { query: asked })).body.missing).toEqual([purchase.event_id])
+    // The shopper whose purchase it was is told it arrived.
+    expect((await send([], { query: asked, headers: { cookie: 'df_uid=uid-1' } })).body.missing).toEqual([])
   })
 
   it('an id in the same request counts as stored; without the question there is no missing', async () => {
@@ -251,21 +264,44 @@ describe('unconfirmed', () => {
     const second = setup({ store })
     const event = envelope()
     await first.send([event])
-    expect((await second.send([], { query: '?unconfirmed=' + event.event_id })).body.missing).toEqual([])
+    expect((await second.send([], { query: '?unconfirmed=' + event.event_id, headers: { cookie: 'df_uid=uid-1' } })).body.missing).toEqual([])
     expect((await second.send([event])).body).toMatchObject({ accepted: 0, duplicates: 1 })
     expect(second.events()).toEqual([])
   })
 })
 
 describe('user.ip and user.ua', () => {
-  it('fills them from the request when missing, and keeps what the envelope gave', async () => {
-    const { send, events } = setup()
+  const SECRET = 'a-server-secret-of-32-characters'
+
+  it('fills them from the request when missing, and keeps what the envelope gave when a server sender sent it', async () => {
+    const { send, events } = setup({ serverSecrets: ['an-older-secret-still-honoured', SECRET] })
     const given = envelope({ user: { uid: 'u', sid: 's', ip: '198.51.100.7', ua: 'Server/1.0' } })
-    await send([envelope(), given], { remoteAddress: '203.0.113.9', headers: { 'user-agent': 'Mozilla/5.0 Shopper' } })
+    await send([envelope(), given], { remoteAddress: '203.0.113.9', headers: { 'user-agent': 'Mozilla/5.0 Shopper', authorization: 'Bearer ' + SECRET } })
     expect(events().map((event) => [event.user.ip, event.user.ua])).toEqual([
       ['203.0.113.9', 'Mozilla/5.0 Shopper'],
       ['198.51.100.7', 'Server/1.0']
     ])
+  })
+
+  it('takes them from the connection, never from the body, for any other sender: a page, a wrong or missing secret', async () => {
+    const { send, events } = setup({ serverSecrets: [SECRET], trustProxy: 1 })
+    const forged = () => envelope({ user: { uid: 'u', sid: 's', ip: '8.8.8.8', ua: 'Forged/1.0' } })
+    for (const authorization of [undefined, 'Bearer not-the-secret-at-all-000', 'Bearer ' + SECRET.slice(0, -1), SECRET, 'Basic ' + SECRET]) {
+      const headers: Record<string, string> = { 'user-agent': 'Mozilla/5.0 Shopper', 'x-forwarded-for': '203.0.113.5' }
+      if (authorization) headers.authorization = authorization
+      await send([forged()], { remoteAddress: '10.0.0.2', headers })
+    }
+    expect(events().map((event) => [event.user.ip, event.user.ua])).toEqual(Array(5).fill(['203.0.113.5', 'Mozilla/5.0 Shopper']))
+    // A page's envelope with an ip, sent where the request has none to give: none is kept.
+    const bare = setup({ serverSecrets: [SECRET] })
+    await bare.relay.fetch(new Request(URL_, { method: 'POST', body: JSON.stringify([forged()]) }))
+    expect(bare.events()[0].user).toEqual({ uid: 'u', sid: 's' })
+  })
+
+  it('refuses a secret shorter than 16 characters at start', () => {
+    expect(() => createRelay({ keys: ['KEY'], sink: async () => {}, serverSecrets: ['short'] })).toThrow(
+      /serverSecrets must list secrets of at least 16 characters/
+    )
   })
 
   it('leaves them out when the request has none to give', async () => {

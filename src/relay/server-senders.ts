@@ -1,0 +1,29 @@
+/*
+ * Who may speak for a shopper it is not. SPEC "User object" lets a call that is not made from the
+ * shopper's browser send the shopper's `ip` and `ua`; a browser never needs to, and whatever a
+ * page sends is the page's to forge. So the relay believes `user.ip` and `user.ua` from the body
+ * only from the shop's own server senders, which prove themselves with a secret no page holds
+ * (`Authorization: Bearer <secret>`); from anyone else they come from the connection.
+ */
+
+/**
+ * Whether `given` is `secret`, in a time that tells nothing of how much of it matched: every
+ * character of the secret is compared, whatever `given` is.
+ */
+function sameSecret(given: string, secret: string): boolean {
+  let difference = given.length ^ secret.length
+  for (let index = 0; index < secret.length; index++) difference |= secret.charCodeAt(index) ^ (given.charCodeAt(index) || 0)
+  return difference == 0
+}
+
+/** Tells a request of the shop's server senders by its bearer token: one of `secrets` (several, so that one can be rotated). */
+export function serverSenders(secrets: string[] = []) {
+  if (!Array.isArray(secrets) || secrets.some((secret) => typeof secret != 'string' || secret.length < 16))
+    throw new TypeError('discovery-feedback: relay: options.serverSecrets must list secrets of at least 16 characters')
+  return (request: Request): boolean => {
+    const header = request.headers.get('authorization')
+    const token = header && /^Bearer\s+(\S+)$/i.exec(header)?.[1]
+    // Every secret is compared, so the time does not tell which one matched.
+    return !!token && secrets.map((secret) => sameSecret(token, secret)).includes(true)
+  }
+}
