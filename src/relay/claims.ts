@@ -70,12 +70,20 @@ export async function claimEvents(store: DeliveryStore, events: RelayEvent[], se
 
   /** Marks the ids `which` gives for each event as delivered, each with its shopper. */
   async function mark(marked: RelayEvent[], which: (event: RelayEvent) => string[]) {
-    const pairs = marked.flatMap((event) => which(event).map((id) => [id, ownerOf(event.user.uid)]))
-    await store.delivered(
-      pairs.map(([id]) => id),
-      token,
-      pairs.map(([, owner]) => owner)
-    )
+    const ids: string[] = []
+    const owners: string[] = []
+    // A request's events are mostly one shopper's: each uid's digest is made once.
+    const digests = new Map<string, string>()
+    for (const event of marked) {
+      const uid = event.user.uid
+      const owner = digests.get(uid) ?? ownerOf(uid)
+      digests.set(uid, owner)
+      for (const id of which(event)) {
+        ids.push(id)
+        owners.push(owner)
+      }
+    }
+    await store.delivered(ids, token, owners)
   }
 
   const order = new Map(events.map((event, index) => [event, index]))
@@ -86,7 +94,7 @@ export async function claimEvents(store: DeliveryStore, events: RelayEvent[], se
     delivered: (done) =>
       mark(
         done.filter((event) => ids.has(event)),
-        rememberedIds
+        (event) => rememberedIds(event, ids.get(event))
       ),
     release: async (failed) => {
       const claims = failed.filter((event) => ids.has(event)).map((event) => ids.get(event)!.claim)

@@ -132,13 +132,16 @@ function withVariants(event: unknown, properties: Record<string, unknown>): [Rec
  */
 export function asEnvelope(given: unknown, key: string | null): { envelope: unknown; filled: boolean } {
   if (!isObject(given)) return { envelope: given, filled: false }
-  const envelope = { ...given }
-  if (key && (envelope.key == null || envelope.key === '')) envelope.key = key
+  let envelope = given
+  if (key && (given.key == null || given.key === '')) envelope = { ...envelope, key }
   // Only an envelope with fields of its own besides SPEC's is the SDK's: one with none has no
   // properties, and is told so.
-  const topLevel = Object.entries(given).filter(([field]) => !ENVELOPE_FIELDS.has(field))
-  if (envelope.properties === undefined && typeof envelope.event == 'string' && topLevel.length) envelope.properties = Object.fromEntries(topLevel)
+  if (given.properties === undefined && typeof given.event == 'string') {
+    const topLevel = Object.entries(given).filter(([field]) => !ENVELOPE_FIELDS.has(field))
+    if (topLevel.length) envelope = { ...envelope, properties: Object.fromEntries(topLevel) }
+  }
   if (!isObject(envelope.properties)) return { envelope, filled: false }
   const [properties, filled] = withVariants(envelope.event, envelope.properties)
-  return { envelope: { ...envelope, properties }, filled }
+  // Copied only where something was filled in: most envelopes need nothing, and this runs for each.
+  return { envelope: filled ? { ...envelope, properties } : envelope, filled }
 }

@@ -1,4 +1,3 @@
-import { fnv1a64 } from '../shared/order-event-id'
 import type { ClaimState, DeliveryStore } from './types'
 
 /*
@@ -53,6 +52,13 @@ redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', tostring(now))
 redis.call('PEXPIRE', KEYS[1], math.ceil(burst / per_ms) + 1000)
 return wait`
 
+/** A number from the id's characters, the same on every instance, to spread ids over shards. */
+function slotOf(id: string): number {
+  let hash = 0
+  for (let index = 0; index < id.length; index++) hash = (Math.imul(hash, 31) + id.charCodeAt(index)) >>> 0
+  return hash
+}
+
 /**
  * A client of the shop's own: node-redis v4 or v5 (`sendCommand`) or ioredis (`call`). The relay
  * depends on neither; it sends raw commands through whichever the client has.
@@ -103,7 +109,21 @@ export function redisStore(client: RedisClient, { prefix = 'df:', keepDays = 7, 
         }
       )
     })
-  const shardOf = (id: string) => (shards > 1 ? String(Number(fnv1a64(id) % BigInt(shards))) : '')
+  // Each script's SHA1 once Redis has it (SCRIPT LOAD): EVALSHA sends 40 characters where EVAL
+  // sends the whole script, on every request.
+  const loaded = new Map<string, Promise<unknown>>()
+  /** Runs a script by its SHA1, loading it first; a Redis that lost it (a restart, a failover) gets it whole again. */
+  async function evaluate(source: string, keys: string[], args: string[]): Promise<unknown> {
+    if (!loaded.has(source)) loaded.set(source, command(['SCRIPT', 'LOAD', source]))
+    try {
+      return await command(['EVALSHA', String(await loaded.get(source)), String(keys.length), ...keys, ...args])
+    } catch (error) {
+      loaded.delete(source)
+      if (!/NOSCRIPT/.test(String(error))) throw error
+      return command(['EVAL', source, String(keys.length), ...keys, ...args])
+    }
+  }
+  const shardOf = (id: string) => (shards > 1 ? String(slotOf(id) % shards) : '')
   const keyOf = (id: string) => prefix + '{df' + shardOf(id) + '}:' + id
   /**
    * Runs `source` on the keys of `ids`, a call per slot they fall in, with `args` and, per key,
@@ -116,7 +136,7 @@ export function redisStore(client: RedisClient, { prefix = 'df:', keepDays = 7, 
     await Promise.all(
       [...groups.values()].map(async (indexes) => {
         const keys = indexes.map((index) => keyOf(ids[index]))
-        const answer = await command(['EVAL', source, String(keys.length), ...keys, ...args, ...(perKey.length ? indexes.map((index) => perKey[index]) : [])])
+        const answer = await evaluate(source, keys, [...args, ...(perKey.length ? indexes.map((index) => perKey[index]) : [])])
         indexes.forEach((index, position) => (results[index] = Array.isArray(answer) ? answer[position] : answer))
       })
     )
@@ -152,7 +172,7 @@ export function redisStore(client: RedisClient, { prefix = 'df:', keepDays = 7, 
       return values.map((value) => (value == 'd' ? '' : value?.startsWith('d:') ? value.slice(2) : null))
     },
     async take(name, cost, { burst, perSecond }) {
-      return Number(await command(['EVAL', TAKE, '1', prefix + '{rate:' + name + '}', String(burst), String(perSecond), String(cost)]))
+      return Number(await evaluate(TAKE, [prefix + '{rate:' + name + '}'], [String(burst), String(perSecond), String(cost)]))
     }
   }
 }

@@ -13,6 +13,8 @@
 //                 (one SPEC envelope a request, the package's default); FORWARD_MAX_IN_FLIGHT
 //                 its maxInFlight, else the package's default for that format
 //   CLAIM_MS      the relay's claimMs
+//   RATE_LIMIT    the relay's rateLimit as 'burst,perSecond', or 'off'; by default one that no load here
+//                 reaches (all of it comes from 127.0.0.1), so the bucket is paid for and refuses nothing
 //   DIE_AFTER_SINK_CALLS  dies by SIGKILL right after the sink's Nth call resolved, before the
 //                 store hears of it: the window in which an event can reach the sink twice
 //   HOLD_SINK_CALL  the sink's Nth call writes its batch and then never resolves, and the process
@@ -56,11 +58,18 @@ const counted = async (events) => {
   if (call == dieAfter) process.kill(process.pid, 'SIGKILL')
 }
 
+function rateLimitOf(text) {
+  if (text == 'off') return false
+  const [burst, perSecond] = text.split(',').map(Number)
+  return { burst, perSecond }
+}
+
 const relay = createRelay({
   keys: (env.KEYS || 'KEY').split(','),
   sink: counted,
   store,
   claimMs: env.CLAIM_MS ? Number(env.CLAIM_MS) : undefined,
+  rateLimit: rateLimitOf(env.RATE_LIMIT || '1e12,1e12'),
   onError: () => errors++
 })
 const handle = toNodeHandler(relay)
