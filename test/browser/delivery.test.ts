@@ -143,6 +143,40 @@ describe('outbox', () => {
     expect(net.events()).toHaveLength(1)
   })
 
+  it('sends what a gone page left up to 7 days old; older, it drops, counts and reports', async () => {
+    const net = network({ answer: () => 'offline' })
+    const locks = fakeLocks()
+    const DAY = 864e5
+    const start = 1767261600000
+    // A page tracks two clicks two minutes apart while the collector is unreachable, and dies.
+    vi.setSystemTime(start)
+    const first = make()
+    first.clickItem(click('older'))
+    vi.setSystemTime(start + 2 * 60000)
+    first.clickItem(click('newer'))
+    await first.flush()
+    await settle()
+    expect(stored()).toHaveLength(2)
+    locks.die(locks.held()[0])
+    // A week and a minute after the first click, the second is a minute short of a week old.
+    vi.setSystemTime(start + 7 * DAY + 60000)
+    net.fetch.mockImplementation((_, init) => {
+      net.delivered.push({ via: 'fetch', url: '', body: init.body as string })
+      return Promise.resolve(new Response(null, { status: 204 }))
+    })
+    const onError = vi.fn()
+    const next = make({ onError })
+    await settle()
+    await next.flush()
+    await settle()
+    expect(net.events().map((event) => event.properties.item_id)).toEqual(['newer'])
+    expect(next.stats()).toMatchObject({ queued: 0, sent: 1, dropped: { expired: 1 } })
+    expect(onError).toHaveBeenCalledTimes(1)
+    expect(onError.mock.calls[0][0].message).toBe('discovery-feedback: click-item: event dropped: older than 7 days')
+    // Neither is left in storage for a third page.
+    expect(stored()).toEqual([])
+  })
+
   it('drops the oldest beyond its bound, counts and reports them', async () => {
     network({ answer: () => 'offline' })
     const onError = vi.fn()

@@ -63,6 +63,36 @@ describe('identity', () => {
     expect(tabB.user(true).sid).toBe(tabA.user(true).sid)
   })
 
+  it('writes the sid cookie anew, for the whole session length, on every event more than a second apart', () => {
+    // jsdom's cookie jar counts Max-Age from the last read, so reading alone would look like a
+    // renewal there; a browser counts it from the write. What the page writes is what rolls.
+    vi.useFakeTimers({ now: new Date('2026-01-01T10:00:00Z') })
+    const set = vi.spyOn(Cookies, 'set')
+    const identity = createIdentity(options, {})
+    const sids: string[] = []
+    for (const minutes of [0, 10, 29, 29]) {
+      vi.advanceTimersByTime(minutes * 60000)
+      sids.push(identity.user(true).sid)
+    }
+    const sidWrites = set.mock.calls.filter(([name]) => name == 'df_sid')
+    expect(new Set(sids).size).toBe(1)
+    expect(sidWrites.map(([, id, attributes]) => [id, attributes!['max-age']])).toEqual(sids.map((sid) => [sid, '1800']))
+    // A burst within a second touches the cookie once.
+    set.mockClear()
+    identity.user(true)
+    expect(set).not.toHaveBeenCalled()
+  })
+
+  it.each([
+    ['1', 'u'],
+    ['32', '9e107d9d372bb6826bd81d3542a419d6']
+  ])('keeps a %s-character id that the cookies hold (SPEC "Limits": 1 to 32)', (_, id) => {
+    document.cookie = 'df_uid=' + id + '; path=/'
+    document.cookie = 'df_sid=' + id + '; path=/'
+    const user = createIdentity(options, {}).user(true)
+    expect([user.uid, user.sid]).toEqual([id, id])
+  })
+
   it('honours sessionMinutes', () => {
     vi.useFakeTimers({ now: new Date('2026-01-01T10:00:00Z') })
     const identity = createIdentity({ ...options, sessionMinutes: 5 }, {})

@@ -151,7 +151,8 @@ describe('createTracker', () => {
     expect(tracker.stats().dropped.invalid).toBe(8)
   })
 
-  it('survives an onError handler that throws', () => {
+  it('survives an onError handler that throws, and keeps tracking and sending', async () => {
+    const net = network()
     quietConsole()
     const tracker = make({
       onError: () => {
@@ -159,6 +160,10 @@ describe('createTracker', () => {
       }
     })
     expect(() => tracker.track('nope' as never, {} as never)).not.toThrow()
+    tracker.clickItem(click)
+    await tracker.flush()
+    expect(net.events().map((event) => event.properties)).toEqual([click])
+    expect(tracker.stats()).toMatchObject({ queued: 0, sent: 1, dropped: { invalid: 1 } })
   })
 
   it("throws in strict mode, for the merchant's own tests", () => {
@@ -173,7 +178,7 @@ describe('createTracker', () => {
     [{ key: 'KEY' }, 'discovery-feedback: init: endpoint is required'],
     [{ key: 'KEY', endpoint: ENDPOINT, user: { uid: 3 } }, 'discovery-feedback: init: user.uid must be a string of 1 to 32 characters']
   ])('reports bad options %o at creation, then refuses calls with the same message', (options, message) => {
-    network()
+    const net = network()
     const onError = vi.fn()
     quietConsole()
     const tracker = createTracker({ ...(options as any), onError, autoViewPage: false })
@@ -183,7 +188,15 @@ describe('createTracker', () => {
     expect(onError).toHaveBeenCalledTimes(2)
     expect(onError.mock.calls[1][0].message).toContain(message)
     expect(() => createTracker({ ...(options as any), strict: true })).toThrow(message)
-    expect(() => (createTracker as any)()).not.toThrow()
+    // Even with no options at all: a tracker comes back whose calls are reported, not thrown.
+    let bare: ReturnType<typeof createTracker> | undefined
+    expect(() => (bare = (createTracker as any)())).not.toThrow()
+    expect(() => bare!.clickItem(click)).not.toThrow()
+    // The page's other tracker, made right, still tracks and sends.
+    const good = make({ onError })
+    good.clickItem(click)
+    good.flush()
+    expect(net.events().map((event) => event.properties)).toEqual([click])
   })
 
   it('uses platform identity from options and identify()', () => {

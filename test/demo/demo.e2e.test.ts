@@ -119,30 +119,23 @@ describe('demo store in Chromium', () => {
     ])
   })
 
-  it('the inspector shows an event within a second of its arrival', async () => {
+  it('the inspector shows an event as it arrives, pushed to the page already open', async () => {
     const inspector = await context.newPage()
     await inspector.setViewportSize({ width: 390, height: 844 })
     // The printed URL trades its token for a cookie and lands on the plain /inspector.
     await inspector.goto(demo.inspectorUrl)
     expect(new URL(inspector.url()).pathname + new URL(inspector.url()).search).toBe('/inspector')
     await inspector.waitForSelector('#status:text("live")')
-    // The inspector page notes when the event is shown, so the test's own polling is not timed.
-    await inspector.evaluate(() => {
-      const shown = () => document.querySelector('#events li[data-event="update-cart"]')
-      new MutationObserver((_, observer) => {
-        if (!shown()) return
-        ;(window as any).shownAt = Date.now()
-        observer.disconnect()
-      }).observe(document.body, { childList: true, subtree: true })
-    })
+    // A mark on this document: a reload would lose it. The event must come to this page.
+    await inspector.evaluate(() => ((window as any).openedBefore = true))
+    expect(await inspector.$('#events li[data-event="update-cart"]')).toBeNull()
     const shop = await context.newPage()
     await shop.goto(demo.url + '/product/1010')
     await shop.click('#add')
     await shop.evaluate(() => (window as any).discoveryFeedback('flush'))
     await waitFor(() => stored().some((event) => event.event == 'update-cart'), 'the update-cart', 10000)
-    const arrived = stored().find((event) => event.event == 'update-cart')!.received_at
     await inspector.waitForSelector('#events li[data-event="update-cart"]', { timeout: 10000 })
-    expect((await inspector.evaluate(() => (window as any).shownAt)) - arrived).toBeLessThan(1000)
+    expect(await inspector.evaluate(() => (window as any).openedBefore)).toBe(true)
     expect(await inspector.textContent('#counts [data-count="update-cart"] b')).toBe('1')
     // A rejected envelope is shown with its error.
     await fetch(demo.url + '/v3/feedback', { method: 'POST', body: JSON.stringify([{ event: 'click-item', key: 'demo-key' }]) })

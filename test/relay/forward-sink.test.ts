@@ -1,6 +1,7 @@
 // @vitest-environment node
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { afterEach, describe, expect, it } from 'vitest'
+import { setTimeout as pause } from 'node:timers/promises'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { forwardSink, SinkUnavailable, type RelayEvent } from '../../src/relay'
 import { startServiceStandIn } from '../support/service-stand-in'
 import { waitFor } from '../support/wait'
@@ -61,6 +62,33 @@ const start = async () => {
 
 const relayEvent = (overrides: Record<string, unknown> = {}): RelayEvent =>
   ({ ...envelope(), user: { uid: 'u', sid: 's', ip: '198.51.100.23' }, received_at: 1767261605000, t_corrected: 1767261604000, ...overrides }) as RelayEvent
+
+/**
+ * Fakes the sink's clock, so that a test moves it in steps while the HTTP stays real: Date,
+ * setTimeout, and AbortSignal.timeout, which Node runs on a timer of its own that fake timers do
+ * not reach; here it aborts as Node's does, from a (fake) setTimeout.
+ */
+function fakeClock() {
+  vi.useFakeTimers({ toFake: ['Date', 'setTimeout', 'clearTimeout'] })
+  vi.spyOn(AbortSignal, 'timeout').mockImplementation((ms) => {
+    const controller = new AbortController()
+    setTimeout(() => controller.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')), ms)
+    return controller.signal
+  })
+}
+afterEach(() => {
+  vi.useRealTimers()
+  vi.restoreAllMocks()
+})
+
+/** Waits on the real clock, while a fake one stands still, until the HTTP exchanges let `check` hold. */
+async function until(check: () => boolean, what: string) {
+  const end = performance.now() + 10000
+  while (!check()) {
+    if (performance.now() > end) throw new Error('timed out waiting for ' + what)
+    await pause(5)
+  }
+}
 
 /** Settles a promise into what the caller saw, so several can be awaited together. */
 const outcome = (promise: Promise<void>) =>
@@ -177,51 +205,54 @@ describe("forwardSink, format: 'batch' (a collector of this package's protocol)"
   })
 
   it('a service that does not answer in time: SinkUnavailable after the timeout, with a backoff to wait', async () => {
+    fakeClock()
     const target = await start()
     target.answer(() => 'hang')
     const sink = forwardSink({ url: target.url, format: 'batch', timeout: 300 })
-    const started = Date.now()
-    const error = await outcome(sink([relayEvent()]))
-    const took = Date.now() - started
+    let error: unknown
+    outcome(sink([relayEvent()])).then((result) => (error = result))
+    await until(() => target.received.length == 1, 'the request at the service')
+    await vi.advanceTimersByTimeAsync(299)
+    expect(error).toBeUndefined()
+    await vi.advanceTimersByTimeAsync(1)
+    await until(() => error !== undefined, 'the call to settle')
     expect(error).toBeInstanceOf(SinkUnavailable)
-    expect(took).toBeGreaterThanOrEqual(290)
-    expect(took).toBeLessThan(2000)
     // The first step of the backoff: 1 s with jitter, half to all of it.
     expect((error as SinkUnavailable).retryAfterMs).toBeGreaterThan(400)
     expect((error as SinkUnavailable).retryAfterMs).toBeLessThanOrEqual(1000)
   })
 
   it('a call that waits a whole timeout for a free request is given up, so no call outlasts two timeouts (the relay’s claims outlast that)', async () => {
+    fakeClock()
     const target = await start()
     // A slow service that still answers within the timeout, and events of 40 KB: one a request.
     target.answer(() => ({ status: 200 }))
-    const slow = target.url
-    const sink = forwardSink({ url: slow, format: 'batch', timeout: 2400, maxInFlight: 1 })
+    const sink = forwardSink({ url: target.url, format: 'batch', timeout: 2400, maxInFlight: 1 })
     target.hold()
     const large = () => relayEvent({ properties: { item_id: 'x'.repeat(40000), variant_item_id: 'v' } })
-    const first = outcome(sink([large()]))
-    const second = outcome(sink([large()]))
-    const third = outcome(sink([large()]))
-    // The service answers each request after 1,600 ms, well within the 2,400 ms timeout: the third
-    // call would wait 3,200 ms for a free request, 800 ms past the timeout.
-    const answering = setInterval(() => {
-      target.release()
-      target.hold()
-    }, 1600)
-    try {
-      const started = Date.now()
-      const error = await third
-      expect(error).toBeInstanceOf(SinkUnavailable)
-      expect((error as Error).message).toBe('no request was free for 2400 ms')
-      // Given up at the timeout, before the second's answer would have freed a request (3,200 ms).
-      expect(Date.now() - started).toBeLessThan(3000)
-      expect(await first).toBe('ok')
-      expect(await second).toBe('ok')
-      // The third never reached the service.
-      expect(target.received).toHaveLength(2)
-    } finally {
-      clearInterval(answering)
-    }
+    const results: Record<string, unknown> = {}
+    for (const name of ['first', 'second', 'third']) outcome(sink([large()])).then((result) => (results[name] = result))
+    await until(() => target.received.length == 1, 'the first request')
+    // The service answers the first after 1,600 ms, well within the 2,400 ms timeout; the second
+    // goes then, and the third would wait for its answer, 800 ms past the timeout.
+    await vi.advanceTimersByTimeAsync(1600)
+    target.release()
+    target.hold()
+    await until(() => results.first !== undefined && target.received.length == 2, 'the first answer and the second request')
+    expect(results.first).toBe('ok')
+    await vi.advanceTimersByTimeAsync(799)
+    expect(results.third).toBeUndefined()
+    await vi.advanceTimersByTimeAsync(1)
+    // Given up at the timeout, while the second is still in flight.
+    await until(() => results.third !== undefined, 'the third call to settle')
+    expect(results.third).toBeInstanceOf(SinkUnavailable)
+    expect((results.third as Error).message).toBe('no request was free for 2400 ms')
+    expect(results.second).toBeUndefined()
+    target.release()
+    await until(() => results.second !== undefined, 'the second answer')
+    expect(results.second).toBe('ok')
+    // The third never reached the service.
+    expect(target.received).toHaveLength(2)
   })
 
   it('a service refusing the batch (4xx) rejects with a plain error, and the next call goes through at once', async () => {
@@ -463,43 +494,51 @@ describe("forwardSink, format: 'spec' (the default), against the service stand-i
   })
 
   it('a service that does not answer in time: SinkUnavailable after the timeout, with a backoff to wait', async () => {
+    fakeClock()
     const { standIn, gate } = await standInWithGate()
     gate.hold()
     const sink = forwardSink({ url: gate.url, timeout: 300 })
-    const started = Date.now()
-    const error = await outcome(sink(marked('hang', 1)))
-    const took = Date.now() - started
+    let error: unknown
+    outcome(sink(marked('hang', 1))).then((result) => (error = result))
+    await until(() => gate.seen.length == 1, 'the request at the service')
+    await vi.advanceTimersByTimeAsync(299)
+    expect(error).toBeUndefined()
+    await vi.advanceTimersByTimeAsync(1)
+    await until(() => error !== undefined, 'the call to settle')
     expect(error).toBeInstanceOf(SinkUnavailable)
-    expect(took).toBeGreaterThanOrEqual(290)
-    expect(took).toBeLessThan(2000)
     expect((error as SinkUnavailable).retryAfterMs).toBeGreaterThan(400)
     expect((error as SinkUnavailable).retryAfterMs).toBeLessThanOrEqual(1000)
     expect(standIn.events).toEqual([])
   })
 
   it('events that wait a whole timeout for a free request are given up; those that went are delivered and named; no call outlasts two timeouts', async () => {
+    fakeClock()
     const { standIn, gate } = await standInWithGate()
     const sink = forwardSink({ url: gate.url, timeout: 2400, maxInFlight: 2 })
     await sink(marked('probe', 1))
     gate.hold()
+    const events = marked('slow', 6)
+    let error: unknown
+    outcome(sink(events)).then((result) => (error = result))
     // The service answers every 1,600 ms, within the 2,400 ms timeout: two events go at once, two
     // more at 1,600 ms, and the last two would get a request at 3,200 ms, past the timeout.
-    const answering = setInterval(() => {
-      gate.release()
-      gate.hold()
-    }, 1600)
-    try {
-      const events = marked('slow', 6)
-      const started = Date.now()
-      const error = await outcome(sink(events))
-      expect(Date.now() - started).toBeLessThan(4800)
-      expect(error).toBeInstanceOf(SinkUnavailable)
-      expect((error as Error).message).toBe('no request was free for 2400 ms')
-      expect((error as SinkUnavailable).delivered).toEqual(events.slice(0, 4))
-      expect(markersOf(standIn.events)).toEqual(markersOf([...marked('probe', 1), ...events.slice(0, 4)]))
-    } finally {
-      clearInterval(answering)
-    }
+    await until(() => gate.seen.length == 3, 'the first two requests')
+    await vi.advanceTimersByTimeAsync(1600)
+    gate.release()
+    gate.hold()
+    await until(() => gate.seen.length == 5, 'the next two requests')
+    await vi.advanceTimersByTimeAsync(800)
+    // The last two are given up; the call settles once the two in flight are answered.
+    expect(error).toBeUndefined()
+    await vi.advanceTimersByTimeAsync(800)
+    gate.release()
+    await until(() => error !== undefined, 'the call to settle')
+    expect(error).toBeInstanceOf(SinkUnavailable)
+    expect((error as Error).message).toBe('no request was free for 2400 ms')
+    expect((error as SinkUnavailable).delivered).toEqual(events.slice(0, 4))
+    expect(markersOf(standIn.events)).toEqual(markersOf([...marked('probe', 1), ...events.slice(0, 4)]))
+    // The last two never reached the service.
+    expect(gate.seen).toHaveLength(5)
   })
 
   it('refuses a format it does not know, naming the option', () => {

@@ -1,6 +1,8 @@
 // @vitest-environment node
 import { execFileSync } from 'node:child_process'
-import { describe, expect, it, vi } from 'vitest'
+import { setTimeout as later } from 'node:timers'
+import { setTimeout as pause } from 'node:timers/promises'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { identityCookie } from '../../src/server'
 
 describe('identityCookie (discovery-feedback/server)', () => {
@@ -121,7 +123,16 @@ describe('createServerTracker when the collector struggles (real HTTP)', () => {
   const click = (n: number) => ({ item_id: 'item-' + n, variant_item_id: 'v-' + n })
   type Answer = [status: number, headers?: Record<string, string>] | 'hang'
 
-  /** A collector that answers after `latency` ms with what `answer` says, and counts what it sees. */
+  afterEach(() => {
+    vi.useRealTimers()
+    vi.unstubAllGlobals()
+    vi.restoreAllMocks()
+  })
+
+  /**
+   * A collector that answers after `latency` ms with what `answer` says, and counts what it sees.
+   * It keeps the real clock (node:timers) when a test fakes the sender's.
+   */
   async function collector(answer: (index: number) => Answer, latency = 0) {
     const { createServer } = await import('node:http')
     const stored: string[] = []
@@ -138,7 +149,7 @@ describe('createServerTracker when the collector struggles (real HTTP)', () => {
       request.on('end', () => {
         const what = answer(index)
         if (what == 'hang') return
-        setTimeout(() => {
+        later(() => {
           if (what[0] == 200) stored.push(...JSON.parse(body).map((event: any) => event.properties.item_id))
           response.writeHead(what[0], what[1]).end()
         }, latency)
@@ -157,6 +168,32 @@ describe('createServerTracker when the collector struggles (real HTTP)', () => {
     }
   }
 
+  /**
+   * Fakes the sender's clock (Date, setTimeout), so that a test moves it step by step while the
+   * HTTP requests stay real. Returns the fake time at which each request started, taken where the
+   * sender calls fetch, and how many requests it has in flight at most.
+   */
+  function fakeClock() {
+    vi.useFakeTimers({ toFake: ['Date', 'setTimeout', 'clearTimeout'] })
+    const realFetch = globalThis.fetch
+    const sent = { starts: [] as number[], inFlight: 0, most: 0 }
+    vi.stubGlobal('fetch', (url: string, init: RequestInit) => {
+      sent.starts.push(Date.now())
+      sent.most = Math.max(sent.most, ++sent.inFlight)
+      return realFetch(url, init).finally(() => sent.inFlight--)
+    })
+    return sent
+  }
+
+  /** Waits on the real clock, while the fake one stands still, until the HTTP exchanges let `check` hold. */
+  async function until(check: () => boolean, what: string) {
+    const end = performance.now() + 10000
+    while (!check()) {
+      if (performance.now() > end) throw new Error('timed out waiting for ' + what)
+      await pause(5)
+    }
+  }
+
   it('healthy but slow (50 ms): 20,000 events in few, full requests, at most 4 in flight, each event once', async () => {
     const { createServerTracker } = await import('../../src/server')
     const target = await collector(() => [200], 50)
@@ -172,84 +209,93 @@ describe('createServerTracker when the collector struggles (real HTTP)', () => {
     expect(tracker.stats()).toMatchObject({ queued: 0, sent: 20000, retried: 0 })
   })
 
-  it('503 with Retry-After: one backoff for the whole sender, a handful of requests per step, nothing lost once it recovers', async () => {
-    const { createServerTracker } = await import('../../src/server')
-    const started = Date.now()
-    // Overloaded for the first 1.5 s, asking for 0.5 s each time; then healthy.
-    const target = await collector(() => (Date.now() - started < 1500 ? [503, { 'retry-after': '0.5' }] : [200]), 20)
-    const tracker = createServerTracker({ key: 'KEY', endpoint: target.url })
-    for (let n = 0; n < 5000; n++) tracker.track('click-item', click(n), shopper)
-    await tracker.flush({ timeout: 10000 })
-    target.close()
-    const during = target.starts.filter((at) => at - started < 1500)
-    // Steps at about 0, 0.5, 1.0 s (and perhaps 1.5): at most 4 requests each.
-    expect(during.length).toBeGreaterThan(0)
-    expect(during.length).toBeLessThanOrEqual(16)
-    for (const [at, next] of during.slice(0, -1).map((at, i) => [at, during[i + 1]])) expect(next - at < 100 || next - at >= 450).toBe(true)
-    expect(new Set(target.stored).size).toBe(5000)
-    expect(target.stored).toHaveLength(5000)
-    expect(tracker.stats()).toMatchObject({ queued: 0, sent: 5000, dropped: { undelivered: 0 } })
-  })
-
-  it('503 with Retry-After: 2 — one request per step until the collector is back, then everything, once', async () => {
-    const { createServerTracker } = await import('../../src/server')
-    const started = Date.now()
-    // Down for the first 7 s, asking for 2 s each time; then healthy.
-    const target = await collector(() => (Date.now() - started < 7000 ? [503, { 'retry-after': '2' }] : [200]), 100)
-    const tracker = createServerTracker({ key: 'KEY', endpoint: target.url })
-    for (let n = 0; n < 1000; n++) tracker.track('click-item', click(n), shopper)
-    await tracker.flush({ timeout: 15000 })
-    target.close()
-    const firstSixSeconds = target.starts.filter((at) => at - started < 6000)
-    // About 0, 2 and 4 s: one probe per Retry-After step.
-    expect(firstSixSeconds.length).toBeLessThanOrEqual(4)
-    for (const [at, next] of firstSixSeconds.slice(0, -1).map((at, i) => [at, firstSixSeconds[i + 1]])) expect(next - at).toBeGreaterThanOrEqual(1950)
-    expect(target.stored).toHaveLength(1000)
-    expect(new Set(target.stored).size).toBe(1000)
-    // Once a probe succeeded, the rest went several at a time: started within the 100 ms the
-    // collector takes to answer one.
-    const afterRecovery = target.starts.filter((at) => at - started >= 7000)
-    expect(afterRecovery.length).toBeGreaterThan(2)
-    expect(afterRecovery[2] - afterRecovery[1]).toBeLessThan(100)
-    expect(tracker.stats()).toMatchObject({ queued: 0, sent: 1000, dropped: { undelivered: 0 } })
-  }, 20000)
+  it.each([
+    ['0.5', 500],
+    ['2', 2000]
+  ])(
+    '503 with Retry-After: %s — one backoff for the whole sender, one request per step until the collector is back, then several at once, everything once',
+    async (retryAfter, stepMs) => {
+      const { createServerTracker } = await import('../../src/server')
+      const sent = fakeClock()
+      let overloaded = true
+      const target = await collector(() => (overloaded ? [503, { 'retry-after': retryAfter }] : [200]), 20)
+      const tracker = createServerTracker({ key: 'KEY', endpoint: target.url })
+      for (let n = 0; n < 5000; n++) tracker.track('click-item', click(n), shopper)
+      // Three steps while overloaded: each starts one request, and none starts until the
+      // collector's Retry-After has passed, however many events wait.
+      for (let step = 1; step <= 3; step++) {
+        expect(sent.starts).toHaveLength(step)
+        const retried = tracker.stats().retried
+        await until(() => tracker.stats().retried > retried, 'the 503 of step ' + step)
+        await vi.advanceTimersByTimeAsync(stepMs - 1)
+        expect(sent.starts).toHaveLength(step)
+        if (step == 3) overloaded = false
+        await vi.advanceTimersByTimeAsync(1)
+      }
+      // The fourth step's probe is taken; what waits then goes several requests at once.
+      const flushed = tracker.flush()
+      await until(() => tracker.stats().sent == 5000, 'every event stored')
+      await flushed
+      target.close()
+      expect(sent.starts.slice(0, 4)).toEqual([0, 1, 2, 3].map((step) => sent.starts[0] + step * stepMs))
+      // Everything after the probe started at the probe's time: no further wait.
+      expect(new Set(sent.starts.slice(3))).toEqual(new Set([sent.starts[3]]))
+      expect(sent.starts.length).toBeGreaterThan(5)
+      expect(sent.most).toBe(4)
+      expect(new Set(target.stored).size).toBe(5000)
+      expect(target.stored).toHaveLength(5000)
+      expect(tracker.stats()).toMatchObject({ queued: 0, sent: 5000, dropped: { undelivered: 0 } })
+    }
+  )
 
   it('503 without Retry-After: exponential backoff with jitter from one second', async () => {
     const { createServerTracker } = await import('../../src/server')
-    // The jitter at its lowest, so the wait is known: half of the first step, 500 ms.
-    const random = vi.spyOn(Math, 'random').mockReturnValue(0)
-    try {
-      const target = await collector((index) => (index < 1 ? [503] : [200]))
-      const tracker = createServerTracker({ key: 'KEY', endpoint: target.url })
-      for (let n = 0; n < 1000; n++) tracker.track('click-item', click(n), shopper)
-      await tracker.flush()
-      target.close()
-      const [first] = target.starts
-      const retries = target.starts.filter((at) => at - first > 100)
-      // The first step (one request: nothing had succeeded yet) failed; the next came 0.5 s later:
-      // the step of 1 s with the jitter applied (without the jitter, or from 2 s, it would be 1 s or more).
-      expect(target.starts.length - retries.length).toBe(1)
-      expect(retries[0]! - first).toBeGreaterThanOrEqual(490)
-      expect(retries[0]! - first).toBeLessThan(1000)
-      expect(new Set(target.stored).size).toBe(1000)
-    } finally {
-      random.mockRestore()
+    // The jitter at its lowest, so the wait is known: half of each step, 500 ms then 1,000 ms.
+    vi.spyOn(Math, 'random').mockReturnValue(0)
+    const sent = fakeClock()
+    const target = await collector((index) => (index < 2 ? [503] : [200]))
+    const tracker = createServerTracker({ key: 'KEY', endpoint: target.url })
+    for (let n = 0; n < 1000; n++) tracker.track('click-item', click(n), shopper)
+    for (const [step, wait] of [
+      [1, 500],
+      [2, 1000]
+    ]) {
+      const retried = tracker.stats().retried
+      await until(() => tracker.stats().retried > retried, 'the 503 of step ' + step)
+      await vi.advanceTimersByTimeAsync(wait - 1)
+      expect(sent.starts).toHaveLength(step)
+      await vi.advanceTimersByTimeAsync(1)
+      expect(sent.starts).toHaveLength(step + 1)
     }
+    const flushed = tracker.flush()
+    await until(() => tracker.stats().sent == 1000, 'every event stored')
+    await flushed
+    target.close()
+    // Without the jitter the waits would be 1 s and 2 s; from 2 s, 1 s and 2 s at the lowest.
+    expect(sent.starts.slice(0, 3).map((at) => at - sent.starts[0])).toEqual([0, 500, 1500])
+    expect(new Set(target.stored).size).toBe(1000)
   })
 
   it('a collector that never answers: requests time out, close() resolves by its timeout and reports what it gave up', async () => {
     const { createServerTracker } = await import('../../src/server')
+    fakeClock()
     const target = await collector(() => 'hang')
     const errors: string[] = []
     const tracker = createServerTracker({ key: 'KEY', endpoint: target.url, requestTimeout: 200, onError: (error) => errors.push(error.message) })
     for (let n = 0; n < 300; n++) tracker.track('click-item', click(n), shopper)
-    const flushed = Date.now()
-    await tracker.flush({ timeout: 300 })
-    expect(Date.now() - flushed).toBeLessThan(1000)
+    let flushed = false
+    tracker.flush({ timeout: 300 }).then(() => (flushed = true))
+    await vi.advanceTimersByTimeAsync(299)
+    expect(flushed).toBe(false)
+    await vi.advanceTimersByTimeAsync(1)
+    expect(flushed).toBe(true)
     expect(tracker.stats().queued).toBe(300) // flush gives nothing up
-    const closing = Date.now()
-    await tracker.close({ timeout: 500 })
-    expect(Date.now() - closing).toBeLessThan(1500)
+    let closed = false
+    tracker.close({ timeout: 500 }).then(() => (closed = true))
+    await vi.advanceTimersByTimeAsync(499)
+    expect(closed).toBe(false)
+    await vi.advanceTimersByTimeAsync(1)
+    expect(closed).toBe(true)
     target.close()
     expect(tracker.stats()).toMatchObject({ queued: 0, sent: 0, dropped: { undelivered: 300 } })
     expect(errors.at(-1)).toBe('discovery-feedback: 300 events dropped: close() ran out of time after 500 ms')

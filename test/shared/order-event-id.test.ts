@@ -28,6 +28,23 @@ describe('orderEventId', () => {
     expect(orderEventId('ab', 'c')).not.toBe(orderEventId('a', 'bc'))
     expect(orderEventId('KEY', 'ö'.repeat(500)).length).toBeLessThanOrEqual(64)
   })
+
+  // The contract across releases: a confirmation page reloaded after an upgrade, or a pixel and
+  // a server of different versions, must name the same order alike, or the collector stores the
+  // purchase twice. These values were computed once (and checked against an FNV-1a 64 written
+  // apart from this code); any change to the separator, the hash or the base-36 text breaks them.
+  it.each([
+    ['KEY', '1001', 'order.2r3pjj8s5lpbd'],
+    ['KEY', '5512345678901', 'order.7wkeknl7lttn'],
+    ['OTHER', '1001', 'order.2kszbbm1ieu7u'],
+    ['demo-key', 'o-1', 'order.3qurpvm5sirx1'],
+    // Non-ASCII order ids are hashed as their UTF-8 bytes.
+    ['KEY', 'Bestellung-Ä-ö-ü-ß-日本-🛒', 'order.2bozpq251360l'],
+    // A long key (64 characters) with a Shopify order GID.
+    ['0123456789abcdef'.repeat(4), 'gid://shopify/Order/5512345678901', 'order.2twhzg3impjgl']
+  ])('stays the same across releases: key %s, order %s → %s', (key, orderId, id) => {
+    expect(orderEventId(key, orderId)).toBe(id)
+  })
 })
 
 describe('one event id per order, in every sender', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { EVENTS, validate } from '../../src/shared/rules'
+import { checkUser, EVENTS, validate } from '../../src/shared/rules'
 
 const line = { item_id: '42', variant_item_id: '421', unit_price: 19.9, quantity: 2 }
 
@@ -99,5 +99,25 @@ describe('validate', () => {
   it('leaves out fields SPEC does not define, and null optional ones', () => {
     expect(validate('redirect', { rid: 'a', suggestion: 'b', extra: 1 })).toEqual({ rid: 'a', suggestion: 'b' })
     expect(validate('purchase', { ...VALID.purchase, total_tax: null })).not.toHaveProperty('total_tax')
+  })
+})
+
+describe('user ids (SPEC "Limits": 1 to 32 characters)', () => {
+  // A merchant's own ids at the bound: an MD5 in hex, a UUID without its dashes.
+  const md5 = '9e107d9d372bb6826bd81d3542a419d6'
+  const uuid = '123e4567e89b12d3a456426614174000'
+
+  it.each(['uid', 'sid'])('takes a %s of exactly 1 and exactly 32 characters', (field) => {
+    expect(md5).toHaveLength(32)
+    expect(uuid).toHaveLength(32)
+    for (const id of ['7', md5, uuid]) expect(checkUser('identify', { [field]: id })).toEqual({ [field]: id })
+  })
+
+  it.each(['uid', 'sid'])('refuses a %s of 33 characters or none, naming the field and the bound', (field) => {
+    for (const id of [md5 + 'f', '']) {
+      expect(() => checkUser('identify', { [field]: id })).toThrow(
+        `discovery-feedback: identify: user.${field} must be a string of 1 to 32 characters, got string`
+      )
+    }
   })
 })

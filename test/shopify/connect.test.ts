@@ -231,6 +231,31 @@ describe('connectShopify: delivery', () => {
     expect(sent.flatMap((request) => request.events.map((event) => event.event_id))).toEqual([id])
   })
 
+  it('sends a kept purchase up to 7 days old; an older one it deletes unsent, as the storefront outbox does', async () => {
+    status = 503
+    retryAfter = '3600'
+    const stored = new Map<string, string>()
+    const first = fakeApi({ stored })
+    connectShopify(first.api, options())
+    for (const order of ['1001', '1002']) first.publish('checkout_completed', checkoutCompleted(sampleOrder({ id: 'gid://shopify/OrderIdentity/' + order })))
+    await waitFor(() => stored.size == 2, 'the two kept purchases')
+    // The shopper comes back a week later: one purchase was kept a minute less than 7 days ago,
+    // the other a minute more.
+    const DAY = 864e5
+    const age = { [orderEventId('KEY', '1001')]: 7 * DAY - 60000, [orderEventId('KEY', '1002')]: 7 * DAY + 60000 }
+    for (const [name, text] of stored) {
+      const event = JSON.parse(text)
+      stored.set(name, JSON.stringify({ ...event, t_client: Date.now() - age[event.event_id] }))
+    }
+    status = 200
+    sent = []
+    const next = fakeApi({ stored, href: 'https://demo-store.example/' })
+    const connection = connectShopify(next.api, options())
+    await waitFor(() => stored.size == 0, 'the storage emptied')
+    await connection.flush()
+    expect(sent.flatMap((request) => request.events.map((event) => event.event_id))).toEqual([orderEventId('KEY', '1001')])
+  })
+
   it('takes over no kept event of another key or collector (a staging pixel beside the live one)', async () => {
     status = 503
     retryAfter = '3600'
