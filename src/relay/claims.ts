@@ -20,8 +20,9 @@ const isDelivered = (owner: string | null) => owner != null
 /**
  * Claims a request's events in the store (dedupe.ts says under which ids), so that each reaches
  * the sink once across every instance. `server`: the request is the shop's server sender's.
- * A page's purchase of an order the server sender stored is a duplicate; a purchase that says
- * something else than one stored before for its order is fresh, marked `order_conflict`.
+ * A page's purchase of an order the server sender stored is a duplicate, and so is one of an
+ * order the same shopper's browser stored before; another shopper's purchase that says something
+ * else than the one stored for its order is fresh, marked `order_conflict`.
  */
 export async function claimEvents(store: DeliveryStore, events: RelayEvent[], server: boolean, token: string, claimMs: number): Promise<Claims> {
   const ids = new Map<RelayEvent, DeliveryIds>()
@@ -54,18 +55,31 @@ export async function claimEvents(store: DeliveryStore, events: RelayEvent[], se
     token,
     claimMs
   )
-  const fresh = named.filter((_, index) => states[index] == 'new')
+  let fresh = named.filter((_, index) => states[index] == 'new')
   const before = named.filter((_, index) => states[index] == 'delivered')
   duplicates.push(...before)
   // The server sender said what a page had said already: that purchase is the order's word now.
   const confirmed = before.filter((event) => server && ids.get(event)!.verified)
   if (confirmed.length) await mark(confirmed, (event) => [ids.get(event)!.verified!])
 
+  // A purchase of an order stored before: the same shopper's browser saying it again (the page's
+  // own call and the GA4 bridge, the pixel) is the same purchase, whatever it says; another
+  // shopper's, or the server sender's, is kept beside it as a conflict.
   const purchases = fresh.filter((event) => ids.get(event)!.order)
   const orders = await store.lookup(purchases.map((event) => ids.get(event)!.order!))
+  const repeated = new Set<RelayEvent>()
   purchases.forEach((event, index) => {
-    if (isDelivered(orders[index])) event.order_conflict = true
+    if (!isDelivered(orders[index])) return
+    if (!server && orders[index] == ownerOf(event.user.uid)) repeated.add(event)
+    else event.order_conflict = true
   })
+  if (repeated.size)
+    await store.release(
+      [...repeated].map((event) => ids.get(event)!.claim),
+      token
+    )
+  duplicates.push(...repeated)
+  fresh = fresh.filter((event) => !repeated.has(event))
   if (server) fresh.forEach((event) => (event.from_server = true))
 
   /** Marks the ids `which` gives for each event as delivered, each with its shopper. */

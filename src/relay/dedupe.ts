@@ -4,10 +4,11 @@
  *
  * - Ids are scoped by the API key: shop A's events can never make shop B's duplicates.
  * - A purchase's id comes from its order (shared/order-event-id.ts), which a page can compute
- *   for an order not yet placed. So a purchase is remembered by its order AND by what it says
- *   (a digest of its properties): the same purchase sent again (a reloaded confirmation page,
- *   the pixel and the page saying the same) is one, while a purchase that says something else
- *   for the same order is stored too, marked as a conflict, and never shut out by the first.
+ *   for an order not yet placed. So a purchase is remembered by its order, with the shopper who
+ *   sent it, AND by what it says (a digest of its properties): the same purchase sent again is
+ *   one, and so is any purchase of the order from the same shopper's browser (the page and the
+ *   pixel), while another shopper's that says something else is stored too, marked as a
+ *   conflict: a forger's copy never shuts out the real one.
  * - The shop's own server sender (serverSecrets) has the last word on an order: once its
  *   purchase is stored, a page's purchase for that order is a duplicate.
  */

@@ -71,8 +71,14 @@ describe('a forged purchase', () => {
     expect((await post(urls[1], [purchase('SHOP_A', '1001', 499)])).body).toMatchObject({ accepted: 1, duplicates: 0 })
     expect(revenues(recorded.events())).toEqual([0.01, 499])
     expect(recorded.events()[1]).toMatchObject({ order_conflict: true })
-    // The shopper reloads the confirmation page: the same purchase, stored once.
+    // The shopper reloads the confirmation page: the same purchase, stored once; and the shop's
+    // own call on that page, which says less than the GA4 bridge did, is the same purchase too.
     expect((await post(urls[0], [purchase('SHOP_A', '1001', 499)])).body).toMatchObject({ accepted: 0, duplicates: 1 })
+    const sameShopper = purchase('SHOP_A', '1001', 499)
+    expect((await post(urls[1], [{ ...sameShopper, properties: { ...sameShopper.properties, line_items: [] } }])).body).toMatchObject({
+      accepted: 0,
+      duplicates: 1
+    })
     expect(revenues(recorded.events())).toEqual([0.01, 499])
   })
 

@@ -11,7 +11,7 @@ type AddressOptions = Pick<RelayOptions, 'trustProxy' | 'proxyHeader' | 'ipHeade
 
 async function ipFor(options: AddressOptions, headers: Record<string, string>, peer: string | undefined, user?: Record<string, string>) {
   const { sink, events } = recordingSink()
-  const relay = createRelay({ keys: ['KEY'], sink, ...options })
+  const relay = createRelay({ keys: ['KEY'], sink, serverSecrets: [SERVER_SECRET], ...options })
   const body = JSON.stringify([user ? envelope({ user }) : envelope()])
   const response = await relay.fetch(new Request('http://shop.test/df/events', { method: 'POST', headers, body }), {
     remoteAddress: peer
@@ -21,6 +21,9 @@ async function ipFor(options: AddressOptions, headers: Record<string, string>, p
 }
 
 const SHOPPER = '198.51.100.23'
+// The shop's server sender: the only one whose envelope may give the shopper's ip.
+const SERVER_SECRET = 'the-shops-server-secret-0123'
+const FROM_SERVER = { authorization: 'Bearer ' + SERVER_SECRET }
 const FORGED = '6.6.6.6'
 
 describe('no trusted proxy (the default)', () => {
@@ -154,9 +157,9 @@ describe('what the review found', () => {
   })
 
   it("applies 'drop' and 'truncate' to an ip the envelope brought (a server sender's) too", async () => {
-    expect(await ipFor({ ip: 'drop' }, {}, '1.2.3.4', { uid: 'u', sid: 's', ip: SHOPPER })).toBeUndefined()
-    expect(await ipFor({ ip: 'truncate' }, {}, '1.2.3.4', { uid: 'u', sid: 's', ip: SHOPPER })).toBe('198.51.100.0')
-    expect(await ipFor({}, {}, '1.2.3.4', { uid: 'u', sid: 's', ip: SHOPPER })).toBe(SHOPPER)
+    expect(await ipFor({ ip: 'drop' }, FROM_SERVER, '1.2.3.4', { uid: 'u', sid: 's', ip: SHOPPER })).toBeUndefined()
+    expect(await ipFor({ ip: 'truncate' }, FROM_SERVER, '1.2.3.4', { uid: 'u', sid: 's', ip: SHOPPER })).toBe('198.51.100.0')
+    expect(await ipFor({}, FROM_SERVER, '1.2.3.4', { uid: 'u', sid: 's', ip: SHOPPER })).toBe(SHOPPER)
   })
 
   it('writes IPv6 canonically, reads ports and hex IPv4-mapped addresses, falls back to the peer without the platform header', async () => {

@@ -1,8 +1,9 @@
 // @vitest-environment node
+import { connect } from 'node:net'
 import { describe, expect, it } from 'vitest'
 import { validate } from '../../src/shared/rules'
-import { createRelay, memoryStore, SinkUnavailable, type BatchReport, type DeliveryStore, type RelayOptions } from '../../src/relay'
-import { envelope, gate, read, recordingSink } from './support'
+import { createRelay, memoryStore, SinkUnavailable, toNodeHandler, type BatchReport, type DeliveryStore, type RelayOptions } from '../../src/relay'
+import { envelope, gate, read, recordingSink, serve } from './support'
 
 // The collector protocol (README "Collector protocol") as the relay speaks it, called the way
 // every platform calls it: a Request in, a Response out.
@@ -112,6 +113,31 @@ describe('answers', () => {
 
 describe('limits', () => {
   it('413 for a body over maxBodyBytes, by its Content-Length, without reading it', async () => {
+    // Over real HTTP, as a shop's server hands the relay a request: headers that declare one byte
+    // over the limit, and a body that never comes. Only the declared length can answer this.
+    const { relay, events } = setup({ maxBodyBytes: 1000 })
+    const server = await serve(toNodeHandler(relay))
+    try {
+      const answer = await new Promise<string>((resolve, reject) => {
+        const socket = connect(server.port, '127.0.0.1', () =>
+          socket.write('POST /df/events HTTP/1.1\r\nHost: shop.test\r\nContent-Type: text/plain\r\nContent-Length: 1001\r\n\r\n')
+        )
+        let text = ''
+        socket.on('data', (chunk) => {
+          text += chunk
+          if (text.includes('\r\n\r\n{')) resolve(text)
+        })
+        socket.on('error', reject)
+      })
+      expect(answer).toMatch(/^HTTP\/1\.1 413 /)
+      expect(answer).toContain('body is larger than 1000 bytes')
+    } finally {
+      await server.close()
+    }
+    expect(events()).toEqual([])
+  })
+
+  it('413 for a body over maxBodyBytes that declares no length; exactly the limit is taken', async () => {
     const { send, events } = setup({ maxBodyBytes: 1000 })
     const answer = await send('[' + ' '.repeat(1000) + ']')
     expect(answer.status).toBe(413)
@@ -267,6 +293,26 @@ describe('unconfirmed', () => {
     expect((await second.send([], { query: '?unconfirmed=' + event.event_id, headers: { cookie: 'df_uid=uid-1' } })).body.missing).toEqual([])
     expect((await second.send([event])).body).toMatchObject({ accepted: 0, duplicates: 1 })
     expect(second.events()).toEqual([])
+  })
+})
+
+describe('the user', () => {
+  it('takes a uid and a sid of exactly 1 and exactly 32 characters, and refuses 33 (SPEC "Limits")', async () => {
+    const { send, events } = setup()
+    for (const length of [1, 32]) {
+      const id = 'a'.repeat(length)
+      expect(await send([envelope({ user: { uid: id, sid: id } })])).toMatchObject({ status: 200, body: { accepted: 1 } })
+    }
+    const long = 'a'.repeat(33)
+    expect(await send([envelope({ user: { uid: long, sid: 's' } })])).toMatchObject({
+      status: 400,
+      body: { error: { message: 'click-item: user.uid must be a string of 1 to 32 characters' } }
+    })
+    expect(await send([envelope({ user: { uid: 'u', sid: long } })])).toMatchObject({
+      status: 400,
+      body: { error: { message: 'click-item: user.sid must be a string of 1 to 32 characters' } }
+    })
+    expect(events().map((event) => event.user.uid.length)).toEqual([1, 32])
   })
 })
 
