@@ -13,7 +13,8 @@ import { followViews } from '../integrations/data-layer/views'
  * and reach the same tracker after. Its options are its own data-* attributes:
  *   data-events="purchase,select_item"           the GA4 events to map (default all)
  *   data-auto-view-page="false"                  as the tracker's own option
- *   data-value-includes-tax-and-shipping="true"  GA4's value is the order's total
+ *   data-value-includes-tax-and-shipping="true"  GA4's value is the order's total ("false": Google's;
+ *                                                left out, each purchase tells)
  *   data-data-layer="myDataLayer"                another data layer's global name
  * Faults go to the console, as the tracker's do.
  */
@@ -102,7 +103,8 @@ function whenTracker(page: Page, use: (tracker: Tracker) => void) {
   const on = (value: string | undefined) => value != null && value != 'false'
   const options: DataLayerOptions = {
     autoViewPage: data.autoViewPage == null || on(data.autoViewPage),
-    valueIncludesTaxAndShipping: on(data.valueIncludesTaxAndShipping)
+    // Left out, each purchase tells whether its value is the total (mapping.ts).
+    valueIncludesTaxAndShipping: data.valueIncludesTaxAndShipping == null ? undefined : on(data.valueIncludesTaxAndShipping)
   }
   if (data.events) options.events = data.events.split(',').map((name) => name.trim()) as Ga4EventName[]
   if (data.dataLayer) options.dataLayer = (page[data.dataLayer] ??= []) as unknown[]

@@ -149,9 +149,12 @@ function followGa4Events(
           cart.remember([])
           // A purchase pushed again is the same order, with the same event id: stored once.
           return send('purchase', mapping.purchaseOf(parameters, report))
-        case 'select_item': {
+        case 'select_item':
+        case 'select_content': {
           if (repeated) return
-          const ids = mapping.clickOf(parameters)
+          const ids = name == 'select_item' ? mapping.clickOf(parameters) : mapping.contentClickOf(parameters)
+          // Content that is no product (an article, a video) is no click-item.
+          if (!ids) return
           // The rid of the discovery response that showed this item in this tab (SPEC "Links to
           // operations"), as the discovery client remembered it, by either id (a response may list
           // products or variants); none for an item no response showed.
@@ -165,6 +168,9 @@ function followGa4Events(
           }
           const product = mapping.productOf(parameters)
           const url = location.href
+          // The bridge named this page's product already: a later view_item is a variation the
+          // shopper chose on it (WooCommerce's found_variation), and the page still counts once.
+          if (page.views.repeatsBridge(url)) return
           if (!page.views.firstView(url))
             throw feedbackError(
               name,
@@ -177,6 +183,10 @@ function followGa4Events(
         case 'add_to_cart':
         case 'remove_from_cart': {
           if (repeated) return
+          // Google Analytics for WooCommerce's cart page, after a removal by link, pushes a
+          // remove_from_cart without items: nothing that changed is named, and the cart is kept.
+          const items = parameters.items
+          if (Array.isArray(items) && items.length == 0) return
           const seen = cart.known()
           if (!seen)
             throw feedbackError(

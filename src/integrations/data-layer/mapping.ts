@@ -71,7 +71,9 @@ export function createGa4Mapping(options: DataLayerOptions) {
     if (!item || typeof item != 'object') throw feedbackError(event, field, 'must be an object, got ' + describe(item))
     if (!options.itemIds) {
       const id = idOf(event, field + '.item_id', (item as Ga4Item).item_id)
-      return { item_id: id, variant_item_id: id }
+      // A variation's item names its product in item_group_id (GTM4WP's variable products).
+      const group = (item as Ga4Item).item_group_id
+      return { item_id: leftOut(group) ? id : idOf(event, field + '.item_group_id', group), variant_item_id: id }
     }
     let ids: CatalogIds | undefined
     try {
@@ -131,6 +133,25 @@ export function createGa4Mapping(options: DataLayerOptions) {
   const withoutDiscount = (lines: (LineItem & { discount?: number })[]): LineItem[] =>
     lines.map(({ item_id, variant_item_id, unit_price, quantity }) => ({ item_id, variant_item_id, unit_price, quantity }))
 
+  /**
+   * What of tax and shipping a purchase's value leaves out. Google's value leaves both out, but
+   * WooCommerce's plugins send the order's total (Google Analytics for WooCommerce always,
+   * GTM4WP by default, and GTM4WP can leave out either one). Unless the shop said which it is,
+   * the push tells: the value is the sum of its lines plus whichever of tax and shipping comes
+   * nearest to it. Coupons are in the lines' prices already, so a value is off its sum only by
+   * fees and rounding. Without all of its lines, Google's form is assumed.
+   */
+  const leftOutOfValue = (value: number, ofLines: number | undefined, tax: number, shipping: number) => {
+    if (options.valueIncludesTaxAndShipping != null) return options.valueIncludesTaxAndShipping ? 0 : tax + shipping
+    // Google's form first, so that it wins a tie.
+    const candidates = [tax + shipping, shipping, tax, 0]
+    if (ofLines == null) return candidates[0]
+    const distance = (leftOut: number) => Math.abs(ofLines + tax + shipping - leftOut - value)
+    let nearest = candidates[0]
+    for (const leftOut of candidates) if (distance(leftOut) < distance(nearest)) nearest = leftOut
+    return nearest
+  }
+
   /** purchase → purchase: the order's id, its total, and its lines. */
   const purchaseOf = (parameters: Ga4Parameters, report: Report): EventProperties['purchase'] => {
     const event = 'purchase'
@@ -149,13 +170,16 @@ export function createGa4Mapping(options: DataLayerOptions) {
     }
     const tax = orderAmount('tax', 'without its tax')
     const shipping = orderAmount('shipping', 'without its shipping')
-    const { lines } = lineItemsOf(event, parameters, report)
+    const { lines, complete } = lineItemsOf(event, parameters, report)
     const value = orderAmount('value', 'with the sum of its lines as value')
     // Google has value with every purchase; a page that leaves it out gets the sum of its lines
     // (without tax and shipping, as Google's value is).
     const ofLines = sumOf(lines, (line) => line.unit_price * line.quantity)
-    // SPEC's revenue is the order's total; Google's value leaves tax and shipping out.
-    const revenue = value != null && options.valueIncludesTaxAndShipping ? value : round((value ?? ofLines) + (tax ?? 0) + (shipping ?? 0))
+    // SPEC's revenue is the order's total: what of tax and shipping the value leaves out is added.
+    const revenue =
+      value == null
+        ? round(ofLines + (tax ?? 0) + (shipping ?? 0))
+        : round(value + leftOutOfValue(value, complete ? ofLines : undefined, tax ?? 0, shipping ?? 0))
     const properties: EventProperties['purchase'] = { order_id, currency, revenue, line_items: withoutDiscount(lines) }
     if (tax != null) properties.total_tax = tax
     if (shipping != null) properties.total_shipping = shipping
@@ -171,6 +195,16 @@ export function createGa4Mapping(options: DataLayerOptions) {
   /** select_item → click-item of its item. */
   const clickOf = (parameters: Ga4Parameters) => firstItemIds('select_item', parameters)
 
+  /**
+   * select_content of a product → click-item of it: Google Analytics for WooCommerce sends a
+   * listing's product clicks so, with the product's id as content_id. Undefined for other content.
+   */
+  const contentClickOf = (parameters: Ga4Parameters): CatalogIds | undefined => {
+    if (parameters.content_type != 'product') return undefined
+    const id = idOf('select_content', 'content_id', parameters.content_id)
+    return { item_id: id, variant_item_id: id }
+  }
+
   /** view_item → the product of the page's view-page. */
   const productOf = (parameters: Ga4Parameters) => firstItemIds('view_item', parameters)
 
@@ -185,5 +219,5 @@ export function createGa4Mapping(options: DataLayerOptions) {
     return withoutDiscount(lines)
   }
 
-  return { purchaseOf, clickOf, productOf, cartLinesOf }
+  return { purchaseOf, clickOf, contentClickOf, productOf, cartLinesOf }
 }

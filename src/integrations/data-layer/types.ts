@@ -8,6 +8,8 @@ export interface Ga4Item {
   item_name?: string
   /** A variant's name ("green"), not an id. */
   item_variant?: string
+  /** The product a variation belongs to, when item_id is the variation's (GTM4WP sends it). */
+  item_group_id?: string | number
   /** Price of one unit, after its discount. */
   price?: number | string
   quantity?: number | string
@@ -26,6 +28,7 @@ export interface CatalogIds {
 export const GA4_EVENTS = [
   'purchase',
   'select_item',
+  'select_content',
   'view_item',
   'add_to_cart',
   'remove_from_cart',
@@ -43,15 +46,18 @@ export interface DataLayerOptions {
   /** The GA4 events to map. Default all of them; leave out the ones your code already tracks itself. */
   events?: Ga4EventName[]
   /**
-   * SPEC's ids of a GA4 item. Default: GA4's `item_id` as both `item_id` and `variant_item_id`.
+   * SPEC's ids of a GA4 item. Default: GA4's `item_id` as both `item_id` and `variant_item_id`,
+   * or, for an item with `item_group_id`, that as `item_id` and GA4's `item_id` as the variant.
    * GA4 leaves open whether `item_id` is a product id or a SKU, and `item_variant` is a name.
    * @example (item) => ({ item_id: String(item.item_group_id ?? item.item_id), variant_item_id: String(item.item_id) })
    */
   itemIds?: (item: Ga4Item) => CatalogIds
   /**
-   * Whether a purchase's GA4 `value` already counts tax and shipping. Google's documentation has
-   * `value` without them, so by default the bridge adds `tax` and `shipping` to make SPEC's
-   * `revenue`, the order's total. Set true if your `value` is the total paid.
+   * Whether a purchase's GA4 `value` already counts tax and shipping. SPEC's `revenue` is the
+   * order's total; Google's documentation has `value` without them, WooCommerce's plugins send
+   * the total. Left out, each purchase tells: the sum of its lines plus whichever of `tax` and
+   * `shipping` comes nearest to `value` is what `value` counts, and the rest is added. Set true
+   * if your `value` is the total paid, false if it is Google's.
    */
   valueIncludesTaxAndShipping?: boolean
   /**
