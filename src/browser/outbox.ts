@@ -26,7 +26,8 @@ export type DropReason = 'overflow' | 'expired'
  *   df_q_<page>        written when that page went (pagehide): its events are free to take
  * ('.' is not in nanoid's alphabet, so it always separates the outbox id from the number.)
  */
-const PREFIX = 'df_q_'
+/** The start of every key the outbox writes (see above); a consent adapter looks for it too. */
+export const PREFIX = 'df_q_'
 // Bounds, so a collector that stays down cannot fill the site's 5 MB of localStorage:
 // 2,000 events (a 1,000-event burst fits twice), 1 MiB of JSON, 7 days.
 export const MAX_EVENTS = 2000

@@ -217,3 +217,58 @@ describe('googleConsentMode', () => {
     expect(tracker.calls).toEqual(['pending', 'granted'])
   })
 })
+
+describe('googleConsentMode: a banner that denies before the shopper chose', () => {
+  afterEach(() => {
+    document.cookie = 'df_uid=; max-age=0; path=/'
+    document.cookie = 'df_sid=; max-age=0; path=/'
+    localStorage.clear()
+  })
+
+  it('keeps a new visitor pending through an early denying update, so that a later acceptance grants and a withdrawal then denies', () => {
+    const dataLayer: unknown[] = []
+    const gtag = gtagOf(dataLayer)
+    const tracker = fakeTracker()
+    googleConsentMode(tracker, { dataLayer })
+    // tarteaucitron's built-in Consent Mode and a Klaro service callback do this on load.
+    gtag('consent', 'default', { analytics_storage: 'denied' })
+    gtag('consent', 'update', { analytics_storage: 'denied' })
+    expect(tracker.calls).toEqual(['pending'])
+    gtag('consent', 'update', { analytics_storage: 'granted' })
+    gtag('consent', 'update', { analytics_storage: 'denied' })
+    expect(tracker.calls).toEqual(['pending', 'granted', 'denied'])
+  })
+
+  it('reads an early denial already in the data layer as pending too, and a refusal after it changes nothing', () => {
+    const dataLayer: unknown[] = []
+    const gtag = gtagOf(dataLayer)
+    gtag('consent', 'update', { analytics_storage: 'denied' })
+    const tracker = fakeTracker()
+    googleConsentMode(tracker, { dataLayer })
+    gtag('consent', 'update', { analytics_storage: 'denied' })
+    expect(tracker.calls).toEqual(['pending'])
+  })
+
+  it.each([
+    ['the uid cookie', () => void (document.cookie = 'df_uid=V1StGXR8_Z5jdHi6B-myT; path=/')],
+    ['the sid cookie', () => void (document.cookie = 'df_sid=3f9aK2mQ; path=/')],
+    ['a stored outbox', () => localStorage.setItem('df_q_AbCdEfGhIj.0', '{}')]
+  ])('denies a returning shopper whose browser holds %s, so that what was kept is deleted', (_, keep) => {
+    keep()
+    const dataLayer: unknown[] = []
+    const tracker = fakeTracker()
+    googleConsentMode(tracker, { dataLayer })
+    gtagOf(dataLayer)('consent', 'update', { analytics_storage: 'denied' })
+    expect(tracker.calls).toEqual(['pending', 'denied'])
+  })
+
+  it('does not take a cookie of someone else whose name only begins like ours for one of ours', () => {
+    document.cookie = 'df_uid_other=1; path=/'
+    const dataLayer: unknown[] = []
+    const tracker = fakeTracker()
+    googleConsentMode(tracker, { dataLayer })
+    gtagOf(dataLayer)('consent', 'update', { analytics_storage: 'denied' })
+    expect(tracker.calls).toEqual(['pending'])
+    document.cookie = 'df_uid_other=; max-age=0; path=/'
+  })
+})

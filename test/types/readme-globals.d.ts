@@ -27,3 +27,8 @@ declare module '*.vue' {
 // What Shopify gives a custom pixel's code: the Standard API, and the bundle pasted above the call.
 declare const api: import('@shopify/web-pixels-extension').ExtensionApi
 declare const discoveryFeedbackShopify: typeof import('discovery-feedback/shopify')
+
+// What Google's snippet and the open-source banners' script tags give a page (README "Recipes for open-source banners").
+declare function gtag(...args: unknown[]): void
+declare const CookieConsent: { acceptedService(service: string, category: string): boolean; run(config: object): Promise<void> }
+declare const tarteaucitron: { init(config: object): void; job?: string[] }

@@ -1,6 +1,7 @@
 // Google Consent Mode v2 → the tracker's consent: reads `gtag('consent', 'default' | 'update', {…})`
 // commands from the data layer, those already there and every later push.
 import { consentDriver } from './driver'
+import { keptHere } from './kept'
 import { followDataLayer, isArguments, pageDataLayer } from '../follow-data-layer'
 import type { Consent, ConsentTarget, StopFollowing } from './types'
 
@@ -32,6 +33,13 @@ export interface GoogleConsentModeOptions {
  *   and the banner's `update` is still to come. Only defaults that all grant make it granted.
  *   An `update`, which has no region, decides; the last one wins, and a `default` after it
  *   changes nothing, as in gtag. `denied` comes only from an `update`.
+ * - An `update` that denies before anything was granted, on a browser that holds nothing of ours
+ *   (no `df_uid` or `df_sid` cookie, no stored outbox), keeps the tracker pending. Banners push
+ *   such an update on load, before the shopper has chosen (tarteaucitron's built-in Consent
+ *   Mode, a Klaro service callback): taken as a refusal it would drop the landing page's events,
+ *   and for this visitor a denial has nothing to delete. Nothing is stored or sent while pending,
+ *   so a refusal loses nothing; an acceptance sends what the page tracked. After a grant, on
+ *   this page or an earlier one (the ids are stored then), an `update` that denies withdraws.
  * - Consent that a CMP's GTM template sets through GTM's sandbox APIs (`setDefaultConsentState`,
  *   `updateConsentState`) never reaches the data layer, so this adapter cannot see it: such a
  *   shop should use its CMP's own adapter.
@@ -53,6 +61,7 @@ export function googleConsentMode(tracker: ConsentTarget, options: GoogleConsent
   let defaultGrants = true
   let defaulted = false
   let updated: Consent | undefined
+  let grantedHere = false
   const driver = consentDriver(tracker)
 
   /** Reads one data-layer entry; anything but a consent command for our type changes nothing. */
@@ -71,7 +80,14 @@ export function googleConsentMode(tracker: ConsentTarget, options: GoogleConsent
   // A default that denies is no answer yet: the banner that set it is still to ask, and the
   // tracker waits (pending) instead of deleting the shopper's ids on every page before the
   // banner's update grants again. Only an update denies.
-  const decide = () => driver.set(updated || (defaulted && defaultGrants ? 'granted' : 'pending'))
+  const decide = () => {
+    let next = updated || (defaulted && defaultGrants ? 'granted' : 'pending')
+    if (next == 'granted') grantedHere = true
+    // A denial with nothing of ours to delete is no different from no answer yet: the banner
+    // may deny on load, before the shopper chose, and the landing page's events must wait.
+    else if (next == 'denied' && !grantedHere && !keptHere()) next = 'pending'
+    driver.set(next)
+  }
 
   // Pending at once, before anything is read: from here on nothing is stored or sent without an answer.
   driver.set('pending')
