@@ -35,11 +35,13 @@ export async function claimEvents(store: DeliveryStore, events: RelayEvent[], se
       continue
     }
     const named = deliveryIds(event)
-    // An id twice in one request (a purchase tracked twice on one page) is one event.
-    if (firsts.has(named.claim)) duplicates.push(event)
+    // An id twice in one request is one event; so is a purchase of one order from one shopper
+    // twice (the page's own call and the GA4 bridge in one batch), whatever each says.
+    const once = named.order ? named.order + '\n' + event.user.uid : named.claim
+    if (firsts.has(once)) duplicates.push(event)
     else {
       ids.set(event, named)
-      firsts.set(named.claim, event)
+      firsts.set(once, event)
     }
   }
   let named = [...firsts.values()]

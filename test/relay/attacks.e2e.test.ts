@@ -82,6 +82,14 @@ describe('a forged purchase', () => {
     expect(revenues(recorded.events())).toEqual([0.01, 499])
   })
 
+  it("is one purchase when one shopper's page sends two that differ in one request (the page's own call and the GA4 bridge)", async () => {
+    const { recorded, urls } = await relays()
+    const bridge = purchase('SHOP_A', '1005', 80)
+    const direct = { ...bridge, properties: { ...bridge.properties, line_items: [] } }
+    expect((await post(urls[0], [bridge, direct])).body).toMatchObject({ accepted: 1, duplicates: 1 })
+    expect(recorded.events()).toHaveLength(1)
+  })
+
   it("of one shop's order never makes another shop's order a duplicate", async () => {
     const { recorded, urls } = await relays()
     const forged = { ...purchase('SHOP_A', '1001', 5), event_id: orderEventId('SHOP_B', '1001') }
