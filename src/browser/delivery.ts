@@ -256,8 +256,10 @@ export function createDelivery(
     // Failing, the backoff probes with one request at a time (shared/http.ts).
     const withheld = spec && backoff.slots(MAX_IN_FLIGHT) == 1
     for (const entry of outbox.entries) {
-      if (entry.sending && !entry.handed) handed.push(entry)
-      else if (!entry.sending && !entry.handed && !withheld) waiting.push(entry)
+      // A request in flight to a failing service (the probe) is no delivery: it stays to be sent again.
+      if (entry.sending && !entry.handed) {
+        if (!withheld) handed.push(entry)
+      } else if (!entry.sending && !entry.handed && !withheld) waiting.push(entry)
     }
     for (const body of bodiesOf(waiting)) {
       if (beacon(target([]), body.body)) counts.sent += body.entries.length

@@ -15,7 +15,8 @@ export interface Claims {
   release(events: RelayEvent[]): Promise<void>
 }
 
-const isDelivered = (owner: string | null) => owner != null
+// A string, '' included: a store written before owners (whose lookup gave booleans) answers false for undelivered ids.
+const isDelivered = (owner: unknown) => typeof owner == 'string'
 
 /**
  * Claims a request's events in the store (dedupe.ts says under which ids), so that each reaches

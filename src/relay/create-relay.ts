@@ -123,7 +123,11 @@ export function createRelay(options: RelayOptions): Relay {
     // A page's events count against its address's bucket; the shop's server sends for every shopper.
     const client = server ? undefined : addresses.client(request.headers, info?.remoteAddress)
     if (rateLimit && store.take && client) {
-      const waitMs = await store.take(client, intake.envelopes.length, rateLimit)
+      // Each event costs a token, and so does each 50 ids asked about (a question is store reads
+      // too); a request costs one at least, so that empty ones are counted as well.
+      const question = query.get('unconfirmed')
+      const asked = question ? question.split(',').length : 0
+      const waitMs = await store.take(client, Math.max(1, intake.envelopes.length) + Math.ceil(asked / 50), rateLimit)
       const seconds = String(Math.max(1, Math.ceil(waitMs / 1000)))
       if (waitMs > 0) return json(429, failure('too many events from this address: come back in ' + seconds + ' s'), { ...headers, 'retry-after': seconds })
     }
@@ -156,9 +160,11 @@ export function createRelay(options: RelayOptions): Relay {
         await sink(fresh)
       } catch (error) {
         // What the sink got through before it failed counts as delivered; the rest is let go for the resend.
-        const through = new Set(error instanceof SinkUnavailable ? error.delivered : [])
-        await claims.delivered(fresh.filter((event) => through.has(event))).catch(report)
-        await claims.release(fresh.filter((event) => !through.has(event))).catch(report)
+        // Known by its object, or by its event id where a sink reports copies.
+        const through = new Set<unknown>(error instanceof SinkUnavailable ? error.delivered.flatMap((event) => [event, event.event_id].filter(Boolean)) : [])
+        const got = (event: RelayEvent) => through.has(event) || (!!event.event_id && through.has(event.event_id))
+        await claims.delivered(fresh.filter(got)).catch(report)
+        await claims.release(fresh.filter((event) => !got(event))).catch(report)
         report(error)
         const wait = error instanceof SinkUnavailable ? Math.ceil(error.retryAfterMs / 1000) : CLAIMED_RETRY_SECONDS
         return json(503, failure('the sink is unavailable'), { ...headers, 'retry-after': String(Math.max(1, wait)) })

@@ -223,6 +223,30 @@ describe("format 'spec': leaving the page", () => {
     expect(stored()).toEqual([])
   })
 
+  it('sends again on the next page the probe that was in flight to a failing service as the page went', async () => {
+    const net = network({ answer: () => ({ status: 503 }) })
+    const first = spec()
+    first.clickItem(click('1'))
+    await first.flush()
+    await settle()
+    // The backoff's probe is on its way when the page goes, and its answer never comes back.
+    await vi.advanceTimersByTimeAsync(1000)
+    net.fetch.mockImplementationOnce(() => new Promise<Response>(() => {}))
+    await vi.advanceTimersByTimeAsync(60000)
+    dispatchEvent(new Event('pagehide'))
+    expect(net.sendBeacon).not.toHaveBeenCalled()
+    net.fetch.mockImplementation((url, init) => {
+      net.delivered.push({ via: 'fetch', url, body: init.body as string })
+      return Promise.resolve(new Response(null, { status: 200 }))
+    })
+    const next = spec()
+    await settle()
+    await next.flush()
+    await settle()
+    expect(itemIds(net)).toEqual(['1'])
+    expect(stored()).toEqual([])
+  })
+
   it('does not resend on the next page what a request carried as the page went', async () => {
     const net = network()
     // The request is on its way when the page goes; its answer never comes back to the page.

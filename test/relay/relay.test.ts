@@ -296,6 +296,27 @@ describe('unconfirmed', () => {
   })
 })
 
+describe('bounds', () => {
+  it('counts a question as store reads: an empty body with 100 ids asked costs 3 of the bucket, and the next request is told to wait', async () => {
+    const { send } = setup({ rateLimit: { burst: 4, perSecond: 0.01 } })
+    const ids = Array.from({ length: 100 }, (_, index) => 'id-' + index).join()
+    expect((await send([], { query: '?unconfirmed=' + ids, headers: { cookie: 'df_uid=u' } })).status).toBe(200)
+    expect((await send([])).status).toBe(200)
+    const refused = await send([])
+    expect(refused.status).toBe(429)
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0)
+  })
+
+  it('takes a page purchase through a store written before owners, whose lookup answers booleans', async () => {
+    const inner = memoryStore()
+    const store: DeliveryStore = { ...inner, lookup: async (ids) => (await inner.lookup(ids)).map((owner) => owner != null) as never }
+    const { send, events } = setup({ store })
+    const purchase = envelope({ event: 'purchase', event_id: 'order.abc', properties: { order_id: '7', currency: 'EUR', revenue: 5, line_items: [] } })
+    expect((await send([purchase])).body).toMatchObject({ accepted: 1 })
+    expect(events()).toHaveLength(1)
+  })
+})
+
 describe('the user', () => {
   it('takes a uid and a sid of exactly 1 and exactly 32 characters, and refuses 33 (SPEC "Limits")', async () => {
     const { send, events } = setup()
