@@ -3,6 +3,7 @@ import { jsonOf, type Packed } from '../shared/batch'
 import type { Unidentified } from '../shared/envelope'
 import type { Envelope } from '../shared/types'
 import { attempt } from '../shared/attempt'
+import { OUTBOX_PREFIX } from '../shared/ids'
 
 /**
  * A queued event: without its user while consent is pending (Unidentified). `wire` is its JSON
@@ -26,8 +27,6 @@ export type DropReason = 'overflow' | 'expired'
  *   df_q_<page>        written when that page went (pagehide): its events are free to take
  * ('.' is not in nanoid's alphabet, so it always separates the outbox id from the number.)
  */
-/** The start of every key the outbox writes (see above); a consent adapter looks for it too. */
-export const PREFIX = 'df_q_'
 // Bounds, so a collector that stays down cannot fill the site's 5 MB of localStorage:
 // 2,000 events (a 1,000-event burst fits twice), 1 MiB of JSON, 7 days.
 export const MAX_EVENTS = 2000
@@ -49,7 +48,7 @@ const stored = (entry: Entry) => (entry.handed || '') + jsonOf(entry)
  */
 export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => void) {
   // This page's outbox: its Web Lock's name, and its events' keys before the number.
-  const own = PREFIX + nanoid(10)
+  const own = OUTBOX_PREFIX + nanoid(10)
   const locks = navigator.locks
   // Looked up once: in Chromium every read of window.localStorage costs about as much as
   // the rest of a tracked click.
@@ -178,7 +177,7 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
           // the record that says it is free.
           const free = Object.keys(storage).filter((key) => {
             const outbox = key.split('.')[0]
-            return outbox.startsWith(PREFIX) && outbox != own && !alive(outbox)
+            return outbox.startsWith(OUTBOX_PREFIX) && outbox != own && !alive(outbox)
           })
           for (const key of free) {
             const value = storage.getItem(key)!
@@ -207,7 +206,7 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
       if (!locks) return Promise.resolve(take((outbox) => storage!.getItem(outbox) == null))
       // One page adopts at a time, so two tabs never take the same events.
       return locks
-        .request(PREFIX, () =>
+        .request(OUTBOX_PREFIX, () =>
           locks.query().then((state) => {
             const names = new Set([...(state.held || []), ...(state.pending || [])].map((lock) => lock.name))
             return take((outbox) => names.has(outbox))
@@ -247,7 +246,7 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
       entries = []
       chars = 0
       attempt(() => {
-        if (storage) for (const key of Object.keys(storage)) if (key.startsWith(PREFIX)) storage.removeItem(key)
+        if (storage) for (const key of Object.keys(storage)) if (key.startsWith(OUTBOX_PREFIX)) storage.removeItem(key)
       })
     }
   }

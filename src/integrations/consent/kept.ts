@@ -1,7 +1,6 @@
 // Whether this browser holds anything the tracker stored: what a consent adapter asks before it
 // lets a banner's "denied" delete, since with nothing stored a denial has nothing to delete.
-import { PREFIX as OUTBOX_PREFIX } from '../../browser/outbox'
-import { SID_COOKIE, UID_COOKIE } from '../../shared/ids'
+import { OUTBOX_PREFIX, SID_COOKIE, UID_COOKIE } from '../../shared/ids'
 import { attempt } from '../../shared/attempt'
 
 /**
