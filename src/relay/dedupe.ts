@@ -19,7 +19,7 @@ import type { RelayEvent } from './types'
 const short = (text: string) => fnv1a64(text).toString(36)
 
 /** FNV-1a over the text's UTF-16 code units in 32 bits, in plain numbers: fast enough for every event. */
-function fnv1a32(text: string, from = 0, step = 1): number {
+export function fnv1a32(text: string, from = 0, step = 1): number {
   let hash = 0x811c9dc5
   for (let index = from; index >= 0 && index < text.length; index += step) hash = Math.imul(hash ^ text.charCodeAt(index), 0x01000193)
   return hash >>> 0

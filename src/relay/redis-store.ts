@@ -1,3 +1,4 @@
+import { fnv1a32 } from './dedupe'
 import type { ClaimState, DeliveryStore } from './types'
 
 /*
@@ -51,13 +52,6 @@ if tokens >= cost then tokens = tokens - cost else wait = math.ceil((cost - toke
 redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', tostring(now))
 redis.call('PEXPIRE', KEYS[1], math.ceil(burst / per_ms) + 1000)
 return wait`
-
-/** A number from the id's characters, the same on every instance, to spread ids over shards. */
-function slotOf(id: string): number {
-  let hash = 0
-  for (let index = 0; index < id.length; index++) hash = (Math.imul(hash, 31) + id.charCodeAt(index)) >>> 0
-  return hash
-}
 
 /**
  * A client of the shop's own: node-redis v4 or v5 (`sendCommand`) or ioredis (`call`). The relay
@@ -123,7 +117,7 @@ export function redisStore(client: RedisClient, { prefix = 'df:', keepDays = 7, 
       return command(['EVAL', source, String(keys.length), ...keys, ...args])
     }
   }
-  const shardOf = (id: string) => (shards > 1 ? String(slotOf(id) % shards) : '')
+  const shardOf = (id: string) => (shards > 1 ? String(fnv1a32(id) % shards) : '')
   const keyOf = (id: string) => prefix + '{df' + shardOf(id) + '}:' + id
   /**
    * Runs `source` on the keys of `ids`, a call per slot they fall in, with `args` and, per key,
@@ -131,7 +125,12 @@ export function redisStore(client: RedisClient, { prefix = 'df:', keepDays = 7, 
    */
   async function script(source: string, ids: string[], args: string[], perKey: string[] = []): Promise<unknown[]> {
     const groups = new Map<string, number[]>()
-    ids.forEach((id, index) => groups.set(shardOf(id), [...(groups.get(shardOf(id)) || []), index]))
+    ids.forEach((id, index) => {
+      const shard = shardOf(id)
+      const group = groups.get(shard)
+      if (group) group.push(index)
+      else groups.set(shard, [index])
+    })
     const results: unknown[] = []
     await Promise.all(
       [...groups.values()].map(async (indexes) => {

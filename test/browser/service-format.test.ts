@@ -14,6 +14,12 @@ const SPEC_FIELDS = ['event', 'key', 'properties', 't_client', 'user']
 /** What each request carried, as the service would parse it: one object per body. */
 const requests = (net: ReturnType<typeof network>) => net.delivered.map(({ via, url, body }) => ({ via, url, event: JSON.parse(body) }))
 const itemIds = (net: ReturnType<typeof network>) => requests(net).map((request) => request.event.properties.item_id)
+/** The service answers 200 from now on, and what it took counts as delivered. */
+const serviceBack = (net: ReturnType<typeof network>) =>
+  net.fetch.mockImplementation((url, init) => {
+    net.delivered.push({ via: 'fetch', url, body: init.body as string })
+    return Promise.resolve(new Response(null, { status: 200 }))
+  })
 
 isolateEachTest()
 beforeEach(() => {
@@ -187,10 +193,7 @@ describe("format 'spec': leaving the page", () => {
     expect(net.sendBeacon).not.toHaveBeenCalled()
     expect(stored().map((event) => event.properties.item_id)).toEqual(['1', '2'])
     // The service is back; a new page of the shop takes what the first left.
-    net.fetch.mockImplementation((url, init) => {
-      net.delivered.push({ via: 'fetch', url, body: init.body as string })
-      return Promise.resolve(new Response(null, { status: 200 }))
-    })
+    serviceBack(net)
     const next = spec()
     await settle()
     await next.flush()
@@ -235,10 +238,7 @@ describe("format 'spec': leaving the page", () => {
     await vi.advanceTimersByTimeAsync(60000)
     dispatchEvent(new Event('pagehide'))
     expect(net.sendBeacon).not.toHaveBeenCalled()
-    net.fetch.mockImplementation((url, init) => {
-      net.delivered.push({ via: 'fetch', url, body: init.body as string })
-      return Promise.resolve(new Response(null, { status: 200 }))
-    })
+    serviceBack(net)
     const next = spec()
     await settle()
     await next.flush()
