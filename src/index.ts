@@ -1,7 +1,7 @@
 export { createTracker } from './browser/tracker'
 export { EVENTS, validate } from './shared/rules'
 export { trackDeclarative } from './browser/declarative'
-export type { CommandFunction, Commands, Tracker, TrackerOptions } from './browser/types'
+export type { Addon, CommandFunction, Commands, Consent, Outcome, Stats, Tracker, TrackerOptions } from './browser/types'
 export type { Envelope, EventName, EventProperties, FeedbackError, LineItem, User } from './shared/types'
 export { googleConsentMode } from './integrations/consent/google-consent-mode'
 export { tcfConsent } from './integrations/consent/tcf'

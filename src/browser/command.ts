@@ -1,6 +1,6 @@
 import type { EventName, EventProperties, User } from '../shared/types'
 import { attempt } from '../shared/attempt'
-import type { CommandFunction, Consent, Tracker, TrackerOptions } from './types'
+import type { Addon, CommandFunction, Consent, Tracker, TrackerOptions } from './types'
 
 /** A call as a page makes it: a command and its arguments, not yet checked. */
 export type Call = [command: unknown, ...args: unknown[]]
@@ -21,11 +21,20 @@ function run(tracker: Tracker, [command, argument]: Call) {
       return tracker.reset()
     case 'user':
       return tracker.identify(argument as Partial<User>)
+    case 'use':
+      return tracker.use(argument as Addon)
     default:
       // Any other command is an event; the rules refuse one that is not SPEC's, by name.
       return tracker.track(command as EventName, argument as EventProperties[EventName])
   }
 }
+
+/**
+ * Calls waiting for the tracker, in the order they are replayed: the add-ons' 'use' first, so
+ * that an add-on hears the events the page queued before its own script ran (README
+ * "Extending the tracker"); the rest in the order the page made them.
+ */
+export const addonsFirst = (calls: Call[]) => [...calls.filter((call) => call[0] === 'use'), ...calls.filter((call) => call[0] !== 'use')]
 
 /**
  * The script tag's `discoveryFeedback(command, ...args)`. Calls before 'init' wait, and 'init'
@@ -54,7 +63,7 @@ export function createCommandFunction(createTracker: (options: TrackerOptions) =
     const replayed = waiting
     waiting = []
     // Each on its own: a call a strict tracker throws on must not keep the ones after it from running.
-    replayed.forEach((queued) => shown(() => run(created, queued)))
+    addonsFirst(replayed).forEach((queued) => shown(() => run(created, queued)))
   }
 
   const call = (...args: Call) => {

@@ -15,7 +15,8 @@ const WHY: Record<Reason, string> = {
  * Where every fault of a tracker ends: counted, shown in the console for the developer and
  * handed to `onError` for the shop's monitoring. Options that break the tracker (`broken`) are
  * reported at once, or thrown when `strict`. Returns the counts by reason (`dropped`), the
- * drop of events (`drop`) and the guard of public methods (`guard`), for the tracker to hand on.
+ * drop of events (`drop`, which returns the error it reported), the guard of public methods
+ * (`guard`) and the report of any other fault (`report`), for the tracker to hand on.
  */
 export function createFaults({ onError, strict }: TrackerOptions, broken?: FeedbackError) {
   const dropped: Stats['dropped'] = { invalid: 0, too_large: 0, rejected: 0, overflow: 0, expired: 0 }
@@ -26,13 +27,13 @@ export function createFaults({ onError, strict }: TrackerOptions, broken?: Feedb
   const drop = (entries: Entry[], reason: Reason, detail?: string) => {
     dropped[reason] += entries.length
     const one = entries.length == 1
-    report(
-      feedbackError(
-        one ? entries[0].event.event : undefined,
-        undefined,
-        (one ? 'event' : entries.length + ' events') + ' dropped: ' + WHY[reason] + (detail ? ', ' + detail : '')
-      )
+    const error = feedbackError(
+      one ? entries[0].event.event : undefined,
+      undefined,
+      (one ? 'event' : entries.length + ' events') + ' dropped: ' + WHY[reason] + (detail ? ', ' + detail : '')
     )
+    report(error)
+    return error
   }
 
   /**
@@ -56,5 +57,5 @@ export function createFaults({ onError, strict }: TrackerOptions, broken?: Feedb
     if (strict) throw broken
     report(broken)
   }
-  return { dropped, drop, guard }
+  return { dropped, drop, guard, report }
 }

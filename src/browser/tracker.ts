@@ -1,8 +1,9 @@
 import { envelope } from '../shared/envelope'
-import { feedbackError } from '../shared/error'
+import { asFeedbackError, feedbackError } from '../shared/error'
 import { checkUser, expectOneOf, validate } from '../shared/rules'
 import type { EventName, EventProperties, User } from '../shared/types'
 import { optedOut } from '../shared/privacy-signals'
+import { createAddons, DROPPED } from './addons'
 import { STATES } from './consent'
 import { createDelivery } from './delivery'
 import { createFaults } from './faults'
@@ -11,11 +12,11 @@ import { followPage } from './lifecycle'
 import { readOptions } from './options'
 import { createOutbox, type Entry } from './outbox'
 import { followPageViews } from '../shared/page-views'
-import type { Consent, Stats, Tracker, TrackerOptions } from './types'
+import type { Addon, Consent, Stats, Tracker, TrackerOptions } from './types'
 
 /**
- * Creates a tracker from its parts: the options, read once; its faults; the outbox that keeps
- * events; the shopper's identity; delivery; the page's life cycle and its automatic views. The
+ * Creates a tracker from its parts: the options, read once; its faults; its add-ons; the outbox
+ * that keeps events; the shopper's identity; delivery; the page's life cycle and its automatic views. The
  * tracker itself holds what its methods share: the consent state (consent.ts) and the last page
  * viewed. Bad options are reported, never thrown (unless `strict`): every call is then refused
  * with the same clear message, and the host page keeps running. Where there is no `window`
@@ -24,7 +25,8 @@ import type { Consent, Stats, Tracker, TrackerOptions } from './types'
 export function createTracker(options: TrackerOptions): Tracker {
   const browser = typeof window == 'object'
   const { settings, user, broken } = readOptions(options, browser)
-  const { dropped, drop, guard } = createFaults(settings, broken)
+  const { dropped, drop, guard, report } = createFaults(settings, broken)
+  const addons = createAddons(report)
   const counts = { sent: 0, retried: 0 }
   // Aborted by destroy(): every listener and history patch goes with it.
   const life = new AbortController()
@@ -54,10 +56,14 @@ export function createTracker(options: TrackerOptions): Tracker {
     delivery!.queued()
   }
 
+  /** Tells the add-ons what became of an event; `rule` says why it was not taken. */
+  const refuse = (event: EventName, properties: unknown, rule: string) => addons.outcome({ event, properties, error: feedbackError(event, undefined, rule) })
+
   /**
-   * The way of every event, one direction: the rules, the envelope, the outbox, then a word to
-   * delivery. A view-page is completed from the page: its URL, the last view's URL as `ref`,
-   * the viewport. Throws a FeedbackError naming the event, the field and the rule.
+   * The way of every event, one direction: the add-ons, the rules, the envelope, the outbox, then
+   * a word to delivery and the add-ons. A view-page is completed from the page first: its URL, the
+   * last view's URL as `ref`, the viewport. Throws a FeedbackError naming the event, the field and
+   * the rule.
    */
   const record = (event: EventName, input: unknown) => {
     // Broken options refuse every event with the fault that broke them.
@@ -67,13 +73,22 @@ export function createTracker(options: TrackerOptions): Tracker {
     // Anything but an object is left to the rules, which refuse it by name.
     if (event == 'view-page' && (input == null || typeof input == 'object'))
       input = { url: location.href, ref: lastUrl ?? document.referrer, width: innerWidth, height: innerHeight, ...input }
-    const properties = validate(event, input)
-    if (consent == 'denied') return
-    if (event == 'view-page') lastUrl = properties.url as string
+    const changed = addons.change(event, input)
+    if (changed == DROPPED) return refuse(event, input, 'dropped by an add-on')
+    input = changed
+    let properties
+    try {
+      properties = validate(event, input)
+    } catch (caught) {
+      addons.outcome({ event, properties: input, error: asFeedbackError(caught) })
+      throw caught
+    }
+    if (consent == 'denied') return refuse(event, properties, 'not tracked: consent denied')
     // SPEC "Event kinds": a click-item is sent along with add-to-cart, whichever way it is
     // tracked. Its rules pick its fields out of the add-to-cart's, which passed stricter ones.
     if (event == 'add-to-cart') push('click-item', validate('click-item', properties))
-    push(event, properties)
+    addons.outcome({ event, properties, error: push(event, properties) })
+    if (event == 'view-page') addons.view((lastUrl = properties.url as string))
   }
 
   /** Events tracked while consent was pending get the shopper's identity. */
@@ -96,7 +111,7 @@ export function createTracker(options: TrackerOptions): Tracker {
         beforeLeaving: () => pageViews?.recordDue(),
         restored() {
           // Back from the back/forward cache: to the shopper a new view, even of the same URL.
-          lastUrl = undefined
+          addons.view((lastUrl = undefined))
           pageViews?.restored()
         }
       },
@@ -139,6 +154,7 @@ export function createTracker(options: TrackerOptions): Tracker {
       if (granted()) identifyWaiting()
       persist()
       if (granted()) delivery!.wake()
+      addons.consent(next)
     }),
     reset: guard(() => {
       // Logout on a shared computer: what the last shopper did leaves under their ids, which
@@ -157,6 +173,7 @@ export function createTracker(options: TrackerOptions): Tracker {
       if (signal.aborted) return
       life.abort()
       flush()
-    })
+    }),
+    use: guard((addon: Addon) => addons.add(addon, lastUrl, consent)) as Tracker['use']
   }
 }

@@ -100,6 +100,47 @@ export interface Tracker {
   flush(): Promise<void>
   /** Removes listeners and history patches, and sends what is queued. */
   destroy(): void
+  /**
+   * Plugs an add-on in (README "Extending the tracker"); returns the function that removes it.
+   * Add-ons are called in the order they were added.
+   */
+  use(addon: Addon): () => void
+}
+
+/**
+ * What an add-on may do: change an event before it is recorded, hear what became of it, hear
+ * the page views and the consent. Every hook is optional, and one that throws is reported
+ * (console and `onError`) and passed over: the event goes on as if that add-on were not there.
+ */
+export interface Addon {
+  /**
+   * Before the rules: the event as the page tracked it, its properties not yet checked (a
+   * view-page already completed from the page). Return new properties to record instead (a copy:
+   * the caller's object is the caller's), `false` to drop the event, or nothing to leave it.
+   */
+  event?(event: EventName, properties: unknown): unknown
+  /** After the rules: the event was taken (`error` undefined) or refused, and why. */
+  outcome?(outcome: Outcome): void
+  /**
+   * The URL of the view-page counted last: told when the add-on is added, at every view-page
+   * taken, and as undefined when the page comes back from the back/forward cache (its next
+   * view-page counts again, even of the same URL).
+   */
+  view?(url: string | undefined): void
+  /** The shopper's consent, as `consent()` set it. */
+  consent?(state: Consent): void
+}
+
+/** What became of one tracked event, as an add-on hears it. */
+export interface Outcome {
+  event: EventName
+  /** The properties as recorded; when refused, as they reached the rules. */
+  properties: unknown
+  /**
+   * Why it was refused: the rules' error, or one that says it was dropped (`too large`, `consent
+   * denied`, `dropped by an add-on`). Undefined when it was taken into the outbox.
+   */
+  error?: FeedbackError
 }
 
 /** Counts of a tracker's events. */
@@ -132,6 +173,7 @@ export type Commands = { [E in EventName]: [properties: EventProperties[E]] } & 
   user: [user: Partial<User>]
   consent: [state: Consent]
   reset: []
+  use: [addon: Addon]
 }
 
 /** `window.discoveryFeedback` once the script tag has loaded. */

@@ -1,4 +1,4 @@
-import { createCommandFunction, type Call } from '../browser/command'
+import { addonsFirst, createCommandFunction, type Call } from '../browser/command'
 import { optionsFromDataset } from '../browser/data-options'
 import { createTracker } from '../browser/tracker'
 import type { TrackerOptions } from '../browser/types'
@@ -7,7 +7,7 @@ import type { TrackerOptions } from '../browser/types'
  * The tracker's script tag (dist/discovery-feedback.min.js). The page's stub (README "Script
  * tag") queues calls in `discoveryFeedback.q` until this file runs. Here the command function
  * takes the global name, the tracker is created from the script's own data-* attributes (or a
- * queued 'init'), and every queued call is replayed in order. The queue's array is never
+ * queued 'init'), and every queued call is replayed: the add-ons' 'use' first, the rest in order. The queue's array is never
  * patched: a page that kept a reference to the stub goes through the global name, now ours.
  */
 
@@ -30,5 +30,6 @@ interface Stub {
   // The tracker checks that the endpoint is there too, as it checks any options.
   if (data?.key) discoveryFeedback('init', optionsFromDataset(data) as TrackerOptions)
   // Array.from with one argument only: Prototype.js replaces it with a version that takes no map function.
-  for (const args of Array.from(stub.q || [])) call(...(Array.from(args || []) as Call))
+  const queued = Array.from(stub.q || []).map((args) => Array.from(args || []) as Call)
+  for (const args of addonsFirst(queued)) call(...args)
 })()

@@ -1,0 +1,50 @@
+import { feedbackError, thrownText } from '../shared/error'
+import type { EventName, FeedbackError } from '../shared/types'
+import type { Addon, Consent, Outcome } from './types'
+
+/** What `change` gives back when an add-on dropped the event. */
+export const DROPPED = {}
+
+/**
+ * The add-ons plugged into one tracker (README "Extending the tracker"), called in the order they
+ * were added. An add-on is the page's code: a hook that throws is reported and passed over, so
+ * neither the event nor the page pays for it.
+ */
+export function createAddons(report: (error: FeedbackError) => void) {
+  const addons = new Set<Addon>()
+
+  const hear = (addon: Addon, call: (addon: Addon) => void) => {
+    try {
+      call(addon)
+    } catch (caught) {
+      report(feedbackError(undefined, undefined, 'an add-on failed: ' + thrownText(caught)))
+    }
+  }
+  const each = (call: (addon: Addon) => void) => addons.forEach((addon) => hear(addon, call))
+
+  return {
+    /** Adds one, which hears at once what the others heard last; returns its removal. */
+    add(addon: Addon, lastView: string | undefined, consent: Consent) {
+      if (!addon || typeof addon != 'object') throw feedbackError('use', 'addon', 'must be an object')
+      addons.add(addon)
+      hear(addon, () => addon.view?.(lastView))
+      hear(addon, () => addon.consent?.(consent))
+      return () => {
+        addons.delete(addon)
+      }
+    },
+    /** The properties to record once every add-on had its say, or DROPPED. */
+    change(event: EventName, properties: unknown) {
+      each((addon) => {
+        if (properties == DROPPED || !addon.event) return
+        const changed = addon.event(event, properties)
+        if (changed === false) properties = DROPPED
+        else if (changed !== undefined) properties = changed
+      })
+      return properties
+    },
+    outcome: (outcome: Outcome) => each((addon) => addon.outcome?.(outcome)),
+    view: (url: string | undefined) => each((addon) => addon.view?.(url)),
+    consent: (state: Consent) => each((addon) => addon.consent?.(state))
+  }
+}
