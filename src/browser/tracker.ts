@@ -5,12 +5,12 @@ import type { EventName, EventProperties, User } from '../shared/types'
 import { optedOut } from '../shared/privacy-signals'
 import { createAddons, DROPPED } from './addons'
 import { STATES } from './consent'
-import { createDelivery } from './delivery'
+import { createDelivery, type Delivery } from './delivery'
 import { createFaults } from './faults'
 import { createIdentity } from './identity'
 import { followPage } from './lifecycle'
 import { readOptions } from './options'
-import { createOutbox, type Entry } from './outbox'
+import { createOutbox, type Entry, type Outbox } from './outbox'
 import { followPageViews } from '../shared/page-views'
 import type { Addon, Consent, Stats, Tracker, TrackerOptions } from './types'
 
@@ -98,7 +98,8 @@ export function createTracker(options: TrackerOptions): Tracker {
     }
   }
 
-  if (outbox && delivery) {
+  /** The automatic view-pages and the page's life cycle: what the tracker follows on its own. */
+  const followThisPage = (outbox: Outbox, delivery: Delivery) => {
     // The automatic view-page is skipped when the page's URL is the one last viewed.
     const autoView = guard(() => {
       if (location.href != lastUrl) record('view-page', {})
@@ -118,6 +119,7 @@ export function createTracker(options: TrackerOptions): Tracker {
       signal
     )
   }
+  if (outbox && delivery) followThisPage(outbox, delivery)
 
   const track = guard(record)
   const flush = (): Promise<void> => (delivery ? delivery.flush() : Promise.resolve())

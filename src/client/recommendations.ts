@@ -143,11 +143,43 @@ export function createRecommendations(client: DiscoveryClient, options: Recommen
     }
   }
 
+  /**
+   * Runs one route event whose payload passed its rules: the request replaces the one in flight,
+   * and its answer (or failure) becomes the store's state.
+   */
+  const request = (name: RouteEventName, fields: Body) => {
+    const { method, inPath = '', slotOption, fields: allowed } = EVENTS[name]
+    if (inPath && fields[inPath] == null) throw refuse(name, inPath, 'is required')
+    // The required field goes into the path, and out of the body. An event without a path
+    // field takes out the key '' instead, which no SPEC field has.
+    const { [inPath]: pathArgument, user = options.user, ...body } = merge(name, requestBody, fields, allowed)
+    // A user is sent with a numeric ip as text: SPEC's store listing types ip as a number,
+    // every other listing as a string.
+    if (user) body.user = user.ip == null ? user : { ...user, ip: String(user.ip) }
+    current?.abort()
+    current = new AbortController()
+    const { signal } = current
+    // The payload passed its event's rules above, which the compiler cannot follow through EVENTS.
+    set({ status: 'loading', error: undefined, request: { name, payload: fields } as RecommendationEvent })
+    // trending and featured ask the slot their option names, where it names one.
+    const slot = slotOption && options[slotOption]
+    const answer = slot
+      ? client.recommend(slot, body, { signal })
+      : inPath
+        ? client[method as PathMethod](pathArgument, body, { signal })
+        : client[method as PlainMethod](body, { signal })
+    answer.then(
+      (json) => {
+        // An answer without SPEC's items (null, an object) shows as an empty shelf, never a crash.
+        if (!signal.aborted) set({ status: 'ready', items: Array.isArray(json?.items) ? json.items : [], meta: json?.meta })
+      },
+      (error: DiscoveryError) => {
+        if (!signal.aborted) fail(error)
+      }
+    )
+  }
+
   const store: RecommendationStore = {
-    /*
-     * One function for every event: the route events' part as a function of its own measured
-     * 14 B more in the script tag, which has no room for it.
-     */
     emit(nameOrEvent: unknown, payloadArgument?: unknown): RecommendationStore {
       // The event a refusal names: the one emitted and, for request, the one it runs again. The
       // compiler keeps it unknown, as it does not narrow an unknown variable when it is assigned:
@@ -179,36 +211,7 @@ export function createRecommendations(client: DiscoveryClient, options: Recommen
           }
           // name was checked above to be a store event's, and request has become the event it runs
           // again: a route event.
-          const { method, inPath = '', slotOption, fields: allowed } = EVENTS[name as RouteEventName]
-          if (inPath && fields[inPath] == null) throw refuse(name as string, inPath, 'is required')
-          // The required field goes into the path, and out of the body. An event without a path
-          // field takes out the key '' instead, which no SPEC field has. One destructuring rather
-          // than an if and a delete: 19 B less in the tag.
-          const { [inPath]: pathArgument, user = options.user, ...body } = merge(name as string, requestBody, fields, allowed)
-          // A user is sent with a numeric ip as text: SPEC's store listing types ip as a number,
-          // every other listing as a string.
-          if (user) body.user = user.ip == null ? user : { ...user, ip: String(user.ip) }
-          current?.abort()
-          current = new AbortController()
-          const { signal } = current
-          // The payload passed its event's rules above, which the compiler cannot follow through EVENTS.
-          set({ status: 'loading', error: undefined, request: { name, payload: fields } as RecommendationEvent })
-          // trending and featured ask the slot their option names, where it names one.
-          const slot = slotOption && options[slotOption]
-          const answer = slot
-            ? client.recommend(slot, body, { signal })
-            : inPath
-              ? client[method as PathMethod](pathArgument, body, { signal })
-              : client[method as PlainMethod](body, { signal })
-          answer.then(
-            (json) => {
-              // An answer without SPEC's items (null, an object) shows as an empty shelf, never a crash.
-              if (!signal.aborted) set({ status: 'ready', items: Array.isArray(json?.items) ? json.items : [], meta: json?.meta })
-            },
-            (error: DiscoveryError) => {
-              if (!signal.aborted) fail(error)
-            }
-          )
+          request(name as RouteEventName, fields)
         }
       } catch (error: any) {
         // Anything else was thrown by the payload as it was read, or by the request before
