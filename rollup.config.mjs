@@ -1,4 +1,5 @@
-import { rmSync } from 'node:fs'
+import { readFileSync, rmSync } from 'node:fs'
+import { dirname, resolve } from 'node:path'
 import nodeResolve from '@rollup/plugin-node-resolve'
 import terser from '@rollup/plugin-terser'
 import typescript from '@rollup/plugin-typescript'
@@ -22,12 +23,38 @@ const moduleBuild = (name, external = ['nanoid', 'js-cookie'], first = false) =>
   ]
 })
 
+// The inspector's page goes into the collector's entry as a string (`./inspector.html?raw`, the
+// way the tests' runner reads it too): nothing beside the entry to ship or to find at run time,
+// and the same for its ES module and CommonJS builds.
+const rawText = {
+  name: 'raw-text',
+  resolveId: (source, importer) => (source.endsWith('?raw') && importer ? resolve(dirname(importer), source) : null),
+  load: (id) => (id.endsWith('?raw') ? `export default ${JSON.stringify(readFileSync(id.slice(0, -'?raw'.length), 'utf8'))}` : null)
+}
+
+// The collector runs the relay's built entry rather than a copy of it: the relay a shop deploys
+// and the reference collector are one code path, shipped once.
+const RELAY = 'discovery-feedback/relay'
+const builtRelay = {
+  name: 'built-relay',
+  resolveId: (source, importer) => (source == '../relay' && importer?.includes('/src/collector/') ? { id: RELAY, external: true } : null)
+}
+const collectorBuild = {
+  input: 'src/collector.ts',
+  external: ['nanoid', 'qs', /^node:/],
+  plugins: [rawText, builtRelay, typescript({ declaration: false, outDir: 'dist' })],
+  output: [
+    { file: 'dist/collector.mjs', format: 'es', paths: { [RELAY]: './relay.mjs' } },
+    { file: 'dist/collector.cjs', format: 'cjs', paths: { [RELAY]: './relay.cjs' } }
+  ]
+}
+
 // Each entry's declarations in one file, with no relative imports left for a resolver to get
 // wrong (nodenext wants extensions in them), twice: .d.ts is read as ESM beside the .mjs
 // ("type": "module"), .d.cts as CommonJS beside the .cjs.
 const declarations = (name) => ({
   input: `src/${name}.ts`,
-  external: ['nanoid', 'js-cookie', '@shopify/web-pixels-extension'],
+  external: ['nanoid', 'js-cookie', '@shopify/web-pixels-extension', /^node:/],
   plugins: [dts()],
   output: [
     { file: `dist/${name}.d.ts`, format: 'es' },
@@ -54,15 +81,17 @@ export default [
   // The Shopify entry takes only types from Shopify's package.
   moduleBuild('shopify', ['nanoid', '@shopify/web-pixels-extension']),
   moduleBuild('relay', ['nanoid', 'qs']),
+  collectorBuild,
   declarations('index'),
   declarations('client'),
   declarations('server'),
   declarations('shopify'),
   declarations('relay'),
+  declarations('collector'),
   scriptTag('src/script-tags/discovery-client.ts', 'dist/discovery-feedback-client.min.js'),
   scriptTag('src/script-tags/declarative.ts', 'dist/discovery-feedback-declarative.min.js'),
   scriptTag('src/script-tags/data-layer.ts', 'dist/discovery-feedback-datalayer.min.js'),
   scriptTag('src/script-tags/tracker.ts', 'dist/discovery-feedback.min.js'),
-  // Not a script tag: the bundle a Shopify custom pixel pastes (bin/custom-pixel.mjs).
+  // Not a script tag: the bundle a Shopify custom pixel pastes (src/collector/custom-pixel.ts).
   scriptTag('src/script-tags/shopify.ts', 'dist/discovery-feedback-shopify.min.js', 'discoveryFeedbackShopify')
 ]

@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createServer } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createCollector } from '../demo/collector.mjs'
+import { createCollector } from '../dist/collector.mjs'
 
 const CLIENTS = 20
 const BATCHES = 100

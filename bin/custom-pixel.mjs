@@ -1,24 +1,7 @@
-// The code a merchant pastes into Shopify's custom pixel box (Settings → Customer events → Add
-// custom pixel), where nothing can be imported: the pixel bundle itself, then the one call that
-// connects it. `npx discovery-feedback shopify-pixel` prints it; the demo's checkout runs it.
-import { readFileSync } from 'node:fs'
+// `npx discovery-feedback shopify-pixel`: prints the code a merchant pastes into Shopify's custom
+// pixel box (src/collector/custom-pixel.ts makes it).
 import { parseArgs } from 'node:util'
-
-const BUNDLE = new URL('../dist/discovery-feedback-shopify.min.js', import.meta.url)
-const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'))
-
-/**
- * The custom pixel's code for `options` (those of connectShopify that JSON can carry: key,
- * endpoint, cookieDomain, sessionMinutes, pages …). Shopify runs it inside a function that
- * gives it `api`, the Standard API.
- */
-export function customPixelCode(options) {
-  return `// discovery-feedback ${version}: sends this shop's checkout to the collector, with the storefront's shopper.
-// Paste all of it into Settings > Customer events > Add custom pixel. README "Shopify" says what it sends.
-${readFileSync(BUNDLE, 'utf8').trim()}
-discoveryFeedbackShopify.connectShopify(api, ${JSON.stringify(options, null, 2)})
-`
-}
+import { customPixelCode } from '../dist/collector.mjs'
 
 const USAGE = `Usage: discovery-feedback shopify-pixel --key <key> --endpoint <url> [options]
 

@@ -5,8 +5,7 @@
 // code of a Shopify custom pixel (README "Shopify").
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import { keysFromEnv } from '../demo/access.mjs'
-import { startInspect } from '../demo/inspect-server.mjs'
+import { DEMO_KEY, keysFromEnv, startInspect } from '../dist/collector.mjs'
 import { printCustomPixel } from './custom-pixel.mjs'
 
 if (process.argv[2] == 'shopify-pixel') {
@@ -78,7 +77,7 @@ try {
   fail(`cannot read the keys file: ${error.message}`)
 }
 // Without keys the collector takes the demo's key, so that a first try with the demo's pages works.
-const taken = keys.length ? keys : ['demo-key']
+const taken = keys.length ? keys : [DEMO_KEY]
 const dataFile = resolve(values['data-file'])
 
 let started

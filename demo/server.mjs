@@ -2,10 +2,9 @@
 // inspector on one port.
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { DEMO_KEY, keysFromEnv } from './access.mjs'
 import { handleDiscovery } from './discovery.mjs'
-import { startInspect } from './inspect-server.mjs'
 import { handleStore } from './store.mjs'
+import { DEMO_KEY, keysFromEnv, startInspect } from '../dist/collector.mjs'
 import { identityCookie } from '../dist/server.mjs'
 
 const DEFAULT_DATA = fileURLToPath(new URL('./data/events.ndjson', import.meta.url))
@@ -15,7 +14,7 @@ const DEFAULT_DATA = fileURLToPath(new URL('./data/events.ndjson', import.meta.u
  * Tests start it the same way the command line does.
  *
  * The store's pages send `key`; the collector and the discovery routes take it and `keys`.
- * The other options, and what this resolves with, are those of startInspect (demo/inspect-server.mjs):
+ * The other options, and what this resolves with, are those of startInspect (src/collector/server.ts):
  * the collector and the inspector, to which the demo adds its store and the discovery routes.
  */
 export function startDemo({ collectorPath = '/v3/feedback', dataFile = DEFAULT_DATA, key = DEMO_KEY, keys = [], ...options } = {}) {

@@ -9,7 +9,7 @@ import { randomInt, randomUUID } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { readBody } from './request-body.mjs'
 import { checkoutOf } from './shopify/checkout.mjs'
-import { customPixelCode } from '../bin/custom-pixel.mjs'
+import { customPixelCode } from '../dist/collector.mjs'
 
 const catalog = JSON.parse(readFileSync(new URL('./catalog.json', import.meta.url), 'utf8'))
 const byId = new Map(catalog.map((product) => [product.id, product]))
@@ -145,8 +145,8 @@ discoveryFeedback('purchase', {
 /**
  * Returns Shopify's thank-you page for `order`. Like Shopify's, it runs no theme script, so no
  * storefront script tag: the store's pixel host (demo/shopify/host.js) runs the custom pixel a
- * merchant would paste, from bin/custom-pixel.mjs, in the lax sandbox, and publishes page_viewed
- * and checkout_completed. The pixel has no shop origin to resolve a path against, so its endpoint
+ * merchant would paste (src/collector/custom-pixel.ts makes it) in the lax sandbox, and publishes
+ * page_viewed and checkout_completed. The pixel has no shop origin to resolve a path against, so its endpoint
  * is the collector's absolute URL, made from the request's Host.
  */
 function thankYouPage(context, order, host) {

@@ -5,7 +5,7 @@ import { ids, startDemoCollector, startPages, STUB, whenQuiet } from '../support
 import { sleep, waitFor } from '../support/wait'
 
 // The page lifecycle in Chromium, Firefox ESR and WebKitGTK alike, through the built script tag
-// and the reference collector (demo/collector.mjs). Each scenario asserts the exact set of
+// and the reference collector (src/collector/). Each scenario asserts the exact set of
 // click-items the collector stored: nothing missing, nothing twice.
 //
 // A fresh collector per scenario (its own port and file), so a late beacon of one scenario can

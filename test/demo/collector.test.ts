@@ -6,8 +6,7 @@ import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-// @ts-expect-error plain ES module without types
-import { createCollector, KEY_MISSING, messagesOf } from '../../demo/collector.mjs'
+import { createCollector, KEY_MISSING, messagesOf } from '../../src/collector'
 import { createRelay } from '../../src/relay'
 
 type Started = { url: string; file: string; close: () => Promise<void> }
@@ -372,7 +371,7 @@ describe('collector', () => {
     const file = join(mkdtempSync(join(tmpdir(), 'collector-')), 'events.ndjson')
     const program = `
       import { createServer } from 'node:http'
-      import { createCollector } from './demo/collector.mjs'
+      import { createCollector } from './dist/collector.mjs'
       const collector = createCollector({ file: ${JSON.stringify(file)}, keys: ['KEY'] })
       const server = createServer((request, response) => collector.handle(request, response))
       server.listen(0, '127.0.0.1', () => console.log(server.address().port))`

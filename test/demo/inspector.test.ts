@@ -5,8 +5,7 @@ import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { waitFor } from '../support/wait'
 import { readFeed } from '../support/feed'
-// @ts-expect-error plain ES module without types
-import { startInspect } from '../../demo/inspect-server.mjs'
+import { startInspect } from '../../src/collector'
 // @ts-expect-error plain ES module without types
 import { startDemo } from '../../demo/server.mjs'
 

@@ -9,7 +9,7 @@ import { waitFor } from '../support/wait'
 // The GA4 data-layer bridge in Chromium, Firefox ESR and WebKitGTK: pages that push GA4
 // e-commerce events as Google documents them, in both forms (dataLayer.push({ event,
 // ecommerce }) and gtag's arguments), before the add-on loads and after. What the reference
-// collector (demo/collector.mjs) stored is asserted: SPEC's events, valid (the collector refuses
+// collector (src/collector/) stored is asserted: SPEC's events, valid (the collector refuses
 // invalid ones), each once.
 
 type Collector = Awaited<ReturnType<typeof startDemoCollector>>

@@ -11,7 +11,7 @@ import { startDemoCollector, startPages, STUB, whenQuiet } from '../support/harn
 // GTM4WP 1.22.5 and Google Analytics for WooCommerce 2.1.7. What their PHP prints into the page
 // is written here as the PHP builds it (each constant names the function). The add-on is tagged
 // as README's snippet has it, with no data-value-includes-tax-and-shipping. What the reference
-// collector (demo/collector.mjs) stored is asserted.
+// collector (src/collector/) stored is asserted.
 
 const FIXTURES = new URL('./woocommerce/', import.meta.url)
 const GTM4WP = ['gtm4wp-ecommerce-generic.js', 'gtm4wp-woocommerce.js'].map((file) => readFileSync(new URL('gtm4wp-1.22.5/' + file, FIXTURES), 'utf8'))

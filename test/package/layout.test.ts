@@ -4,10 +4,11 @@ import { dirname, join, relative } from 'node:path'
 import { describe, expect, it } from 'vitest'
 
 // README "How the code is laid out": each product imports shared/ and nothing of another
-// product, except that the client and the Shopify pixel know the tracker by its public types. The package's module
-// entries stand right above the products, the script tags' entries in script-tags/.
+// product, except that the client and the Shopify pixel know the tracker by its public types, and
+// the reference collector runs the relay through its public entry. The package's module entries
+// stand right above the products, the script tags' entries in script-tags/.
 const src = join(process.cwd(), 'src')
-const PRODUCTS = ['browser', 'client', 'integrations', 'relay', 'server', 'shopify', 'shared']
+const PRODUCTS = ['browser', 'client', 'collector', 'integrations', 'relay', 'server', 'shopify', 'shared']
 
 const sources = (folder: string): string[] =>
   readdirSync(folder, { withFileTypes: true }).flatMap((entry) =>
@@ -35,24 +36,41 @@ describe('the source tree', () => {
       readdirSync(src)
         .filter((name) => name.endsWith('.ts'))
         .sort()
-    ).toEqual(['client.ts', 'index.ts', 'relay.ts', 'server.ts', 'shopify.ts'])
+    ).toEqual(['client.ts', 'collector.ts', 'index.ts', 'relay.ts', 'server.ts', 'shopify.ts'])
     expect(readdirSync(join(src, 'script-tags')).sort()).toEqual(['data-layer.ts', 'declarative.ts', 'discovery-client.ts', 'shopify.ts', 'tracker.ts'])
   })
 
-  it.each(PRODUCTS)('%s/ imports only itself and shared/ (the client and the pixel: the tracker by its public types)', (product) => {
-    const wrong: string[] = []
-    for (const file of sources(join(src, product))) {
-      for (const { typeOnly, specifier, target, folder } of importsOf(file)) {
-        const allowed =
-          folder == 'package' ||
-          folder == product ||
-          (folder == 'shared' && product != 'shared') ||
-          // The client, the Shopify pixel and the integrations know the tracker by its public types.
-          (['client', 'shopify', 'integrations'].includes(product) && typeOnly && target == 'browser/types')
-        if (!allowed) wrong.push(`${relative(src, file)} imports ${specifier}`)
+  it.each(PRODUCTS)(
+    '%s/ imports only itself and shared/ (the client and the pixel: the tracker by its public types; the collector: the relay by its entry)',
+    (product) => {
+      const wrong: string[] = []
+      for (const file of sources(join(src, product))) {
+        for (const { typeOnly, specifier, target, folder } of importsOf(file)) {
+          const allowed =
+            folder == 'package' ||
+            folder == product ||
+            (folder == 'shared' && product != 'shared') ||
+            // The client, the Shopify pixel and the integrations know the tracker by its public types.
+            (['client', 'shopify', 'integrations'].includes(product) && typeOnly && target == 'browser/types') ||
+            // The reference collector is the relay with a file sink: it runs the relay's public
+            // entry (the build links it to dist/relay), never the relay's inner files.
+            (product == 'collector' && target == 'relay')
+          if (!allowed) wrong.push(`${relative(src, file)} imports ${specifier}`)
+        }
       }
+      expect(wrong).toEqual([])
     }
-    expect(wrong).toEqual([])
+  )
+
+  it("keeps Node's own modules in collector/, the one product that runs in Node alone", () => {
+    const found = PRODUCTS.filter((product) => product != 'collector').flatMap((product) =>
+      sources(join(src, product)).flatMap((file) =>
+        importsOf(file)
+          .filter(({ specifier }) => specifier.startsWith('node:'))
+          .map(({ specifier }) => `${relative(src, file)} imports ${specifier}`)
+      )
+    )
+    expect(found).toEqual([])
   })
 
   it('keeps browser-only packages out of shared/, server/ and relay/, where servers run', () => {

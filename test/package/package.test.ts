@@ -44,9 +44,19 @@ describe('the package in Node', () => {
     expect(node(['-e', `const { connectShopify } = require('discovery-feedback/shopify')\n${use}`])).toBe(expected)
   })
 
+  it('imports and requires discovery-feedback/collector, whose custom pixel code finds the built bundle from either', () => {
+    const use = `const code = customPixelCode({ key: 'K', endpoint: 'https://shop.example/v3/feedback' })
+      console.log(typeof startInspect, typeof createCollector, code.includes('discoveryFeedbackShopify.connectShopify(api'))`
+    const expected = 'function function true'
+    expect(node(['--input-type=module', '-e', `import { createCollector, customPixelCode, startInspect } from 'discovery-feedback/collector'\n${use}`])).toBe(
+      expected
+    )
+    expect(node(['-e', `const { createCollector, customPixelCode, startInspect } = require('discovery-feedback/collector')\n${use}`])).toBe(expected)
+  })
+
   it('resolves types first in every condition of the exports map, .d.cts for require, and is free of side effects', () => {
     const manifest = JSON.parse(readFileSync('package.json', 'utf8'))
-    for (const entry of ['.', './client', './server', './shopify']) {
+    for (const entry of ['.', './client', './server', './shopify', './collector']) {
       const { import: esm, require: cjs } = manifest.exports[entry]
       expect(Object.keys(esm)[0]).toBe('types')
       expect(Object.keys(cjs)[0]).toBe('types')

@@ -6,8 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-// @ts-expect-error plain ES module without types
-import { customPixelCode } from '../../bin/custom-pixel.mjs'
+import { customPixelCode } from '../../src/collector'
 // @ts-expect-error plain ES module without types
 import { startDemo } from '../../demo/server.mjs'
 import { createServerTracker } from '../../src/server'

@@ -239,7 +239,7 @@ export function watch(page: Page) {
 export const leave = (page: Page) => page.goto('about:blank')
 
 /**
- * Starts the demo's reference collector (demo/collector.mjs) behind a switch, for fault tests.
+ * Starts the demo's reference collector (src/collector/) behind a switch, for fault tests.
  * With 'up' it serves the collector, with 'down' it drops every connection, and with a number
  * it answers every POST with that status.
  */
@@ -247,8 +247,7 @@ export async function startDemoCollector() {
   const { mkdtempSync, readFileSync: read, existsSync } = await import('node:fs')
   const { tmpdir } = await import('node:os')
   const { join } = await import('node:path')
-  // @ts-expect-error The collector is a plain ES module without types.
-  const { createCollector } = await import('../../demo/collector.mjs')
+  const { createCollector } = await import('../../src/collector')
   const file = join(mkdtempSync(join(tmpdir(), 'df-collector-')), 'events.ndjson')
   const collector = createCollector({ file, keys: ['KEY'] })
   let mode: 'up' | 'down' | number = 'up'

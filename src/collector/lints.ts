@@ -1,7 +1,9 @@
 // This module finds the lints: what an integration most likely got wrong, judged one event at a
 // time. They are pure functions of the event and of what its session showed before, and
-// demo/activity.mjs keeps that state. README "Inspector as an integration debugger" lists them
-// with their thresholds.
+// activity.ts keeps that state. README "Inspector as an integration debugger" lists them with
+// their thresholds.
+import { clip } from './messages'
+import type { CollectorMessage, Lint, StoredEvent } from './types'
 
 /** An add-to-cart's click-item counts when their t_client are at most this far apart. */
 const CLICK_WINDOW_MS = 60000
@@ -18,13 +20,27 @@ const RID_SHAPE = /^[a-z]-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-
 // SPEC "Event kinds": these events echo the meta.rid of a preceding response.
 const ECHO_RID = new Set(['click-item', 'click-suggestion', 'add-to-cart', 'redirect'])
 
-// Values go into lint texts and state cut short, whatever length a client sent.
-export const clip = (text, length = 60) => (text.length > length ? text.slice(0, length) + '…' : text)
-const money = (amount) => (Math.round(amount * 100) / 100).toFixed(2)
-const duration = (ms) => {
+const money = (amount: number) => (Math.round(amount * 100) / 100).toFixed(2)
+const duration = (ms: number) => {
   const seconds = Math.round(Math.abs(ms) / 1000)
   return seconds < 120 ? seconds + ' s' : seconds < 7200 ? Math.round(seconds / 60) + ' min' : Math.round(seconds / 3600) + ' h'
 }
+
+/** A click-item the session showed before: what an add-to-cart's click must match. */
+export interface SeenClick {
+  item_id: string
+  t_client: number
+}
+
+/** What a lint knows beyond the event: see `lint`. */
+export interface LintContext {
+  session: string | null
+  clicks: SeenClick[]
+  returnedTo: ((rid: string) => string | undefined) | null
+  productUrl: RegExp
+}
+
+type Found = [code: string, text: string] | undefined
 
 /**
  * Applies the rid rule. `session` is the uid+sid key of the event; `returnedTo(rid)` names the session
@@ -32,9 +48,9 @@ const duration = (ms) => {
  * when it never returned it. Without `returnedTo` (the collector alone, which sees no discovery
  * responses) only the rid's shape can be checked.
  */
-function ridLint({ event, properties }, session, returnedTo) {
-  if (!ECHO_RID.has(event) || typeof properties.rid != 'string') return
-  const rid = properties.rid
+function ridLint(envelope: StoredEvent, session: string | null, returnedTo: LintContext['returnedTo']): Found {
+  const rid = (envelope.properties as { rid?: unknown }).rid
+  if (!ECHO_RID.has(envelope.event) || typeof rid != 'string') return
   if (!returnedTo) {
     if (!RID_SHAPE.test(rid)) return ['rid-shape', `rid ${clip(rid)} is not shaped like a response's meta.rid (a letter, a hyphen, a UUID)`]
     return
@@ -47,8 +63,9 @@ function ridLint({ event, properties }, session, returnedTo) {
 }
 
 /** An add-to-cart must come with its click-item (SPEC "Event kinds"); `clicks` are the session's earlier click-items. */
-function cartLint({ event, properties, t_client }, clicks) {
-  if (event != 'add-to-cart') return
+function cartLint(envelope: StoredEvent, clicks: SeenClick[]): Found {
+  if (envelope.event != 'add-to-cart') return
+  const { properties, t_client } = envelope
   const item = clip(properties.item_id, 200)
   if (clicks.some((click) => click.item_id == item && Math.abs(click.t_client - t_client) <= CLICK_WINDOW_MS)) return
   return ['cart-without-click', `add-to-cart of item ${clip(properties.item_id)} without a click-item on it in this session within ${CLICK_WINDOW_MS / 1000} s`]
@@ -59,14 +76,15 @@ function cartLint({ event, properties, t_client }, clicks) {
  * (European shops' do, the demo store's too), so both sums pass: line items + shipping −
  * discount, with or without total_tax added.
  */
-function revenueLint({ event, properties }) {
-  if (event != 'purchase') return
+function revenueLint(envelope: StoredEvent): Found {
+  if (envelope.event != 'purchase') return
+  const properties = envelope.properties
   const items = properties.line_items.reduce((sum, line) => sum + line.unit_price * line.quantity, 0)
   const shipping = properties.total_shipping || 0
   const discount = properties.total_discount || 0
   const tax = properties.total_tax || 0
   const included = items + shipping - discount
-  const close = (expected) => Math.abs(properties.revenue - expected) <= Math.max(REVENUE_MIN, REVENUE_SHARE * Math.abs(expected))
+  const close = (expected: number) => Math.abs(properties.revenue - expected) <= Math.max(REVENUE_MIN, REVENUE_SHARE * Math.abs(expected))
   if (close(included) || close(included + tax)) return
   return [
     'revenue',
@@ -76,8 +94,10 @@ function revenueLint({ event, properties }) {
 }
 
 /** SPEC "Event kinds": on a product page, view-page carries item_id. */
-function productViewLint({ event, properties }, productUrl) {
-  if (event != 'view-page' || properties.item_id != null || typeof properties.url != 'string') return
+function productViewLint(envelope: StoredEvent, productUrl: RegExp): Found {
+  if (envelope.event != 'view-page') return
+  const properties = envelope.properties
+  if (properties.item_id != null || typeof properties.url != 'string') return
   // The rule reads the path only, so that a query such as ?next=/products/x does not count, and
   // clips it, so that the operator's own pattern never runs over a long text.
   let path = properties.url
@@ -94,7 +114,7 @@ function productViewLint({ event, properties }, productUrl) {
  * the device clock's error, whereas t_client may be old for an event sent on a later visit.
  * Without t_sent, t_client is all there is.
  */
-function skewLint({ t_client }, receivedAt, sentAt) {
+function skewLint({ t_client }: StoredEvent, receivedAt: number, sentAt: number | null): Found {
   if (sentAt != null) {
     const off = sentAt - receivedAt
     if (Math.abs(off) > SKEW_MS) return ['clock-skew', `the device clock is ${duration(off)} ${off > 0 ? 'ahead' : 'behind'} (t_sent against the receive time)`]
@@ -110,16 +130,17 @@ function skewLint({ t_client }, receivedAt, sentAt) {
 }
 
 /**
- * Returns the lints of one collector message, as `{ code, text }`. `context` holds: `session` (its
- * uid+sid key), `clicks` (the session's earlier click-items, `{ item_id, t_client }`),
- * `returnedTo` (see ridLint) and `productUrl`. An accepted message carries the receive time
- * (`envelope.received_at`) and its request's `t_sent`, null when it had none.
+ * Returns the lints of one collector message. `context` holds: `session` (its uid+sid key),
+ * `clicks` (the session's earlier click-items), `returnedTo` (see ridLint) and `productUrl`. An
+ * accepted message carries the receive time (`envelope.received_at`) and its request's
+ * `t_sent`, null when it had none.
  */
-export function lint(message, context) {
+export function lint(message: CollectorMessage, context: LintContext): Lint[] {
   if (message.type == 'rejected') return [{ code: 'rejected', text: message.error }]
-  const envelope = message.envelope
   // The first copy was judged already, so a second copy only repeats its lints.
-  if (message.type == 'duplicate') return [{ code: 'duplicate', text: `event_id ${clip(envelope.event_id)} was stored before: the same event arrived twice` }]
+  if (message.type == 'duplicate')
+    return [{ code: 'duplicate', text: `event_id ${clip(message.envelope.event_id)} was stored before: the same event arrived twice` }]
+  const envelope = message.envelope
   const found = [
     ridLint(envelope, context.session, context.returnedTo),
     cartLint(envelope, context.clicks),
@@ -127,5 +148,5 @@ export function lint(message, context) {
     productViewLint(envelope, context.productUrl),
     skewLint(envelope, envelope.received_at, message.t_sent)
   ]
-  return found.filter(Boolean).map(([code, text]) => ({ code, text }))
+  return found.filter((lint): lint is [string, string] => lint != null).map(([code, text]) => ({ code, text }))
 }

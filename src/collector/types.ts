@@ -1,0 +1,96 @@
+// Public types of the reference collector and the live inspector (`discovery-feedback/collector`).
+import type { RelayEvent, toNodeHandler } from '../relay'
+import type { Envelope, EventName } from '../shared/types'
+
+/**
+ * An accepted event, its properties those of its event kind: the relay checked it against the
+ * rules (SPEC "Event kinds") before it reached the collector.
+ */
+export type StoredEvent = { [E in EventName]: Envelope<E> }[EventName] & Omit<RelayEvent, keyof Envelope>
+
+/** What the inspector may show of a value in a rejected envelope: a primitive, or only its kind. */
+export type Shown = string | number | boolean | null | undefined | bigint | symbol
+
+/** What the inspector gets of a rejected envelope: a few fields, bounded in size whatever was sent. */
+export type RejectedSummary =
+  | Shown
+  | {
+      event: Shown
+      has_key: boolean
+      t_client: Shown
+      event_id: Shown
+      user: Shown | { uid: Shown; sid: Shown }
+      properties: Shown | Record<string, Shown>
+    }
+
+/** One envelope of a batch as the inspector hears of it. */
+export type CollectorMessage =
+  /** Stored now, with the send time the client gave (`?t_sent=`), null when it gave none. */
+  | { type: 'accepted'; envelope: StoredEvent; t_sent: number | null }
+  /** Stored before: shown without the times of a copy that was not stored. */
+  | { type: 'duplicate'; envelope: Omit<StoredEvent, 'received_at' | 't_corrected'> }
+  /** Refused by the rules or the keys: its index in the batch and the error. */
+  | { type: 'rejected'; index: number; error: string; envelope: RejectedSummary }
+
+/** A lint: what an integration most likely got wrong (README "Inspector as an integration debugger"). */
+export interface Lint {
+  code: string
+  text: string
+}
+
+/** A collector message with the lints the inspector found in it. */
+export type LintedMessage = CollectorMessage & { lints: Lint[] }
+
+export interface CollectorOptions {
+  /** The NDJSON file accepted events are appended to; its folder is made if missing. */
+  file: string
+  /** Largest request body in bytes (the relay's default when left out). */
+  maxBodyBytes?: number | undefined
+  /** The API keys the collector takes. Default: the demo store's key only. */
+  keys?: Iterable<string> | undefined
+}
+
+export interface Collector {
+  /** The Node `http` handler of the collector's route: the relay's own (`toNodeHandler`). */
+  handle: ReturnType<typeof toNodeHandler>
+  /** Calls back with every accepted, duplicate and rejected envelope; returns the unsubscribe. */
+  subscribe(listener: (message: CollectorMessage) => void): () => void
+  /** Returns the last messages, for an inspector that connects late. */
+  recent(): CollectorMessage[]
+  /** How many envelopes of each kind arrived since the start. */
+  counts: Record<CollectorMessage['type'], number>
+  /** Closes the data file. */
+  close(): void
+}
+
+/** One session's funnel, as the inspector charts it. */
+export interface FunnelRow {
+  uid: string
+  sid: string
+  views: number
+  clicks: number
+  carts: number
+  purchases: number
+}
+
+/** The numbers behind the inspector's charts. */
+export interface ActivityStats {
+  sessions: number
+  funnel: FunnelRow[]
+  clickThrough: { prefix: string; family: string; clicks: number; responses: number }[]
+  seesDiscovery: boolean
+  lints: Record<string, number>
+}
+
+export interface Activity {
+  /** Hears that a discovery response of this server returned `rid` to `user` (its request's user object). */
+  responded(rid: unknown, user: unknown): void
+  /** Calls back with every collector message and its lints; returns the unsubscribe. */
+  subscribe(listener: (message: LintedMessage) => void): () => void
+  /** Calls back with a fresh snapshot shortly after anything changed; returns the unsubscribe. */
+  subscribeStats(listener: (stats: ActivityStats) => void): () => void
+  /** Returns the last messages with their lints, for an inspector that connects late. */
+  recent(): LintedMessage[]
+  /** Returns the funnel of the sessions active last, click-through per family and the lint counts. */
+  snapshot(): ActivityStats
+}
