@@ -4,9 +4,10 @@ import type { FeedbackError } from '../../shared/types'
 import { changedCart, type TabCart } from './cart'
 import { ga4EventOf, loadedAgain, parametersOf } from './entries'
 import { readFault } from './faults'
-import { lateView, type TrackerLink } from './link'
+import type { TrackerLink } from './link'
 import { createGa4Mapping, type Ga4Parameters } from './mapping'
 import { GA4_EVENTS, type DataLayerOptions, type Ga4EventName } from './types'
+import { lateView } from './views'
 
 /** Reads data-layer entries; `earlier`: pushed before the bridge started. */
 export interface Ga4Reader {

@@ -1,11 +1,10 @@
 import type { Addon } from '../../browser/types'
 import { attempt } from '../../shared/attempt'
-import { feedbackError } from '../../shared/error'
 import type { EventName, EventProperties, FeedbackError } from '../../shared/types'
 import type { TabCart } from './cart'
 import { createEchoes } from './echoes'
 import type { BridgeTarget } from './types'
-import { createViews, type Views } from './views'
+import { createViews, lateView, type Views } from './views'
 
 /*
  * The bridge's link to the tracker: what it sends through `track`, and what it hears as an add-on
@@ -21,14 +20,10 @@ const OWN = Symbol()
 const isOwn = (properties: unknown) => !!attempt(() => (properties as Record<symbol, unknown>)[OWN])
 
 /** The URL a view-page was tracked for: the one it names, or the page's. */
-export const urlOf = (properties: unknown) => {
+const urlOf = (properties: unknown) => {
   const url = attempt(() => (properties as { url?: unknown }).url)
   return typeof url == 'string' ? url : location.href
 }
-
-/** A view_item too late to name its page's view-page. */
-export const lateView = () =>
-  feedbackError('view_item', undefined, 'came after this page\'s view-page was tracked: not sent again, so that the page counts once (README "GA4 data layer")')
 
 export interface TrackerLink {
   /** The account of view-pages (views.ts). */

@@ -1,3 +1,5 @@
+import { feedbackError } from '../../shared/error'
+
 /*
  * Whether a view_item may still name the product of its page's view-page. The tracker's
  * automatic view-page goes one task after the page or the route appears, or sooner if the page
@@ -12,6 +14,10 @@
  * autoViewPage false that calls viewPage() and also pushes view_item) would count the page
  * twice as well: the first of the two to reach the tracker wins, as for clicks.
  */
+
+/** A view_item too late to name its page's view-page. */
+export const lateView = () =>
+  feedbackError('view_item', undefined, 'came after this page\'s view-page was tracked: not sent again, so that the page counts once (README "GA4 data layer")')
 
 export interface Views {
   /** Whether a view-page of this URL would not repeat the last one: in time for the product's details. */
