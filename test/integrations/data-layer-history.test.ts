@@ -1,22 +1,13 @@
 import { afterEach, beforeEach, expect, it, vi } from 'vitest'
 import { bridgeDataLayer } from '../../src/integrations/data-layer/bridge'
-import { validate } from '../../src/shared/rules'
-import type { EventName } from '../../src/shared/types'
+import { recordingTracker } from './recording-tracker'
 
 // A page loaded again from history, as a browser does when the back/forward cache could not keep
 // it: its HTML pushes its GA4 events a second time, as on a reload. The reload itself is covered
 // in data-layer.test.ts; this file has the history case on its own.
 
-/** A tracker that checks each event by SPEC's rules and records it. */
-const fakeTracker = () => {
-  const events: { event: EventName; properties: Record<string, unknown> }[] = []
-  return {
-    events,
-    track(event: EventName, properties: unknown) {
-      events.push({ event, properties: validate(event, properties) })
-    }
-  }
-}
+/** A tracker that checks each event by SPEC's rules and records it, and keeps the add-on contract. */
+const fakeTracker = () => recordingTracker({}, { autoViewPage: false })
 
 const line = { item_id: 'SKU-1', variant_item_id: 'SKU-1', unit_price: 20 }
 const addShirt = { event: 'add_to_cart', ecommerce: { items: [{ item_id: 'SKU-1', item_name: 'Shirt', price: 20, quantity: 1 }] } }

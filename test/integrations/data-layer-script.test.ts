@@ -56,6 +56,20 @@ describe('the data-layer script tag', () => {
     ])
   })
 
+  it("before the tracker: the page's own view-page, queued before the add-on's, wins, and the late view_item is reported", async () => {
+    const net = network()
+    const errors = quietConsole()
+    installStub()
+    command()('view-page', {})
+    page.dataLayer = [{ event: 'view_item', ecommerce: { items: [shirt] } }]
+    await runScriptTag('data-layer')
+    await loadTracker()
+    expect(await sent(net)).toEqual([['view-page', undefined]])
+    expect(errors.mock.calls.map(([message]) => message)).toEqual([
+      expect.stringMatching(/^discovery-feedback: view_item: came after this page's view-page was tracked/)
+    ])
+  })
+
   it('with a tracker that waits for init: its view-page queued once, though view_item is pushed twice', async () => {
     const net = network()
     installStub()

@@ -1,25 +1,16 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { bridgeDataLayer } from '../../src/integrations/data-layer/bridge'
 import type { DataLayerOptions } from '../../src/integrations/data-layer/types'
-import { validate } from '../../src/shared/rules'
 import { quietConsole } from '../support/console'
 import { isolateEachTest, make, setVisibility, stored } from '../support/helpers'
 import type { EventName, FeedbackError } from '../../src/shared/types'
+import { endRecordingTrackers, recordingTracker } from './recording-tracker'
 
 /**
- * A tracker that checks each event by SPEC's rules and records it; a view-page is completed
- * from the page first, as the real tracker does.
+ * A tracker that checks each event by SPEC's rules and records it, and keeps the add-on contract;
+ * a view-page is completed from the page first, as the real tracker does.
  */
-const fakeTracker = () => {
-  const events: { event: EventName; properties: Record<string, unknown> }[] = []
-  return {
-    events,
-    track(event: EventName, properties: unknown) {
-      const page = event == 'view-page' ? { url: location.href, ref: '', width: 1, height: 1 } : {}
-      events.push({ event, properties: validate(event, { ...page, ...(properties as object) }) })
-    }
-  }
-}
+const fakeTracker = recordingTracker
 
 // Google's own snippet: each call pushes its real `arguments` object.
 const gtagOf = (dataLayer: unknown[]) =>
@@ -40,7 +31,7 @@ let errors: FeedbackError[] = []
 
 /** A bridge on a fresh data layer, reporting into `errors`. */
 function start(options: DataLayerOptions = {}) {
-  const tracker = fakeTracker()
+  const tracker = fakeTracker({}, { autoViewPage: options.autoViewPage })
   const dataLayer = options.dataLayer || []
   stops.push(bridgeDataLayer(tracker, { dataLayer, onError: (error) => errors.push(error), ...options }))
   return { tracker, dataLayer, gtag: gtagOf(dataLayer) }
@@ -55,6 +46,7 @@ beforeEach(() => {
 })
 afterEach(() => {
   stops.splice(0).forEach((stop) => stop())
+  endRecordingTrackers()
   delete page.dataLayer
   document.cookie = 'df_uid=; path=/; max-age=0'
   vi.restoreAllMocks()
@@ -347,6 +339,7 @@ describe('bridgeDataLayer', () => {
     const order: unknown[] = []
     let reported = 0
     const tracker = {
+      use: () => () => {},
       track(event: EventName, properties: Record<string, unknown>) {
         order.push(properties.order_id)
         // A page whose own code pushes again while ours runs.
@@ -415,7 +408,7 @@ describe('bridgeDataLayer', () => {
   it('sends a click or a cart the shop also tracks itself once, whichever comes first, and both when they differ or are apart', () => {
     const clickItem = vi.fn()
     const updateCart = vi.fn()
-    const tracker = { ...fakeTracker(), clickItem, updateCart }
+    const tracker = fakeTracker({ clickItem, updateCart })
     const dataLayer: unknown[] = []
     stops.push(bridgeDataLayer(tracker, { dataLayer }))
     const select = (item: object) => dataLayer.push({ event: 'select_item', ecommerce: { items: [item] } })
@@ -448,7 +441,7 @@ describe('bridgeDataLayer', () => {
 
   it("drops the shop's own view-page of the page whose view-page the bridge sent, and not one of another page", () => {
     const viewPage = vi.fn()
-    const tracker = { ...fakeTracker(), viewPage }
+    const tracker = fakeTracker({ viewPage }, { autoViewPage: false })
     const dataLayer: unknown[] = []
     stops.push(bridgeDataLayer(tracker, { dataLayer, autoViewPage: false }))
     dataLayer.push({ event: 'view_item', ecommerce: { items: [shirt] } })
@@ -573,7 +566,7 @@ describe('bridgeDataLayer, the cart', () => {
   })
 
   it('stores the cart only while the tracker keeps its uid cookie, and removes it when consent is withdrawn', () => {
-    const tracker = { ...fakeTracker(), consent: vi.fn() }
+    const tracker = fakeTracker({ consent: vi.fn() })
     const dataLayer: unknown[] = []
     stops.push(bridgeDataLayer(tracker, { dataLayer }))
     dataLayer.push({ event: 'view_cart', ecommerce: { items: [shirt] } })
@@ -603,7 +596,7 @@ describe('bridgeDataLayer, the cart', () => {
 
   it('drops only the echo of the last cart: a cart that comes back to an earlier state is sent', () => {
     const updateCart = vi.fn()
-    const tracker = { ...fakeTracker(), updateCart }
+    const tracker = fakeTracker({ updateCart })
     const dataLayer: unknown[] = []
     stops.push(bridgeDataLayer(tracker, { dataLayer }))
     const shirtLine = { item_id: 'SKU-1', variant_item_id: 'SKU-1', unit_price: 20, quantity: 2 }

@@ -61,10 +61,9 @@ export interface DataLayerOptions {
    */
   valueIncludesTaxAndShipping?: boolean
   /**
-   * Whether the tracker sends view-pages by itself: set this to the tracker's own `autoViewPage`.
-   * Default true: a `view_item` then names the product of the page's view-page only while that
-   * view is still to go, so that no page is counted twice. With false, every `view_item` is a
-   * view-page, unless the last view-page was of the same URL.
+   * No longer needed: the bridge hears from the tracker which view-page it counted last, with
+   * its own `autoViewPage` or without. Kept so that code that sets it still compiles.
+   * @deprecated
    */
   autoViewPage?: boolean
   /** Hears each GA4 event or item that could not be mapped, named with its field; each is also shown in the console. */
@@ -72,7 +71,9 @@ export interface DataLayerOptions {
 }
 
 /**
- * What the bridge sends through: the tracker, or anything with its `track`. Of a tracker, the
- * bridge also wraps the methods the shop may track the same events with itself, to hear them.
+ * What the bridge sends through and listens to: the tracker, or anything with its `track` and
+ * `use`. The bridge plugs itself in as an add-on (README "Extending the tracker") to hear what
+ * the shop tracks itself through the same tracker, what the tracker took, the view-page it
+ * counted last and the consent.
  */
-export type BridgeTarget = Pick<Tracker, 'track'> & Partial<Pick<Tracker, 'clickItem' | 'updateCart' | 'viewPage' | 'consent'>>
+export type BridgeTarget = Pick<Tracker, 'track' | 'use'>

@@ -1,74 +1,67 @@
-import { followPageViews } from '../../shared/page-views'
-import type { Source } from './direct'
-import { whenLeaving } from './leaving'
+import { feedbackError } from '../../shared/error'
 
 /*
  * Whether a view_item may still name the product of its page's view-page. The tracker's
- * automatic view-page goes one task after the page or the route appears (shared/page-views.ts),
- * or sooner if the page is hidden or left first (browser/lifecycle.ts), and it is skipped when
- * the last view-page tracked was of the same URL. A view_item that comes before it becomes that
- * view-page, and the tracker then skips its own; one that comes after it would count the page
- * twice. The tracker does not tell which URL it viewed last (the core script tag does not grow
- * for an integration), so the bridge keeps the same account: it follows the page with the
- * tracker's own timing (followPageViews and the same two leaving events), and it hears the
- * view-pages tracked directly through the tracker (direct.ts).
+ * automatic view-page goes one task after the page or the route appears, or sooner if the page
+ * is hidden or left first, and it is skipped when the last view-page tracked was of the same
+ * URL. A view_item that comes before it becomes that view-page, and the tracker then skips its
+ * own; one that comes after it would count the page twice. The tracker tells its add-ons the URL
+ * of the view-page it counted last (its `view` hook): that is the account kept here, with the
+ * bridge's own view-page counted from the moment it is sent, even while it waits in the script
+ * tag's queue for the tracker to load.
  *
  * A view-page the shop tracks itself for the page whose view-page the bridge sent (a page with
  * autoViewPage false that calls viewPage() and also pushes view_item) would count the page
- * twice as well: the first of the two wins, as for clicks.
+ * twice as well: the first of the two to reach the tracker wins, as for clicks.
  */
+
+/** A view_item too late to name its page's view-page. */
+export const lateView = () =>
+  feedbackError('view_item', undefined, 'came after this page\'s view-page was tracked: not sent again, so that the page counts once (README "GA4 data layer")')
 
 export interface Views {
   /** Whether a view-page of this URL would not repeat the last one: in time for the product's details. */
   firstView(url: string): boolean
-  /** A view-page of this URL was tracked, by the bridge or by the shop's own call. */
-  viewed(url: string, source: Source): void
-  /** Whether the last view-page tracked was the bridge's, of this URL: a second one would count the page twice. */
+  /** Whether the last view-page was the bridge's, of this URL: a second one would count the page twice. */
   repeatsBridge(url: string): boolean
+  /** The bridge sends a view-page of this URL: it counts from now, even while it waits in the queue. */
+  sent(url: string): void
+  /**
+   * The bridge's view-page of this URL reaches the tracker: whether the tracker counted a
+   * view-page of the same URL since it was added, one the page had queued before the bridge's.
+   * The bridge's is then a second view of the page.
+   */
+  arrived(url: string): boolean
+  /**
+   * What the tracker tells (its `view` hook): the URL of the view-page it counted last. It tells
+   * it at once when it takes the add-on: for a tracker that replays its queue, before the calls
+   * queued for it, so that what the bridge sent is counted again as it arrives.
+   */
+  told(url: string | undefined): void
 }
 
-export interface ViewTiming {
-  /** The tracker's autoViewPage: whether it sends view-pages by itself. */
-  automatic: boolean
-  /** Whether the page's view-page may have gone before the bridge started. */
-  viewedAlready: boolean
-}
-
-export function followViews({ automatic, viewedAlready }: ViewTiming, signal: AbortSignal): Views {
-  let viewedUrl = viewedAlready ? location.href : undefined
-  let viewedByBridge = false
-  if (automatic) {
-    // Called in the same task as the tracker's automatic view, or in the next one: the two
-    // timers of one navigation run one after the other. Either way the URL is the one the
-    // tracker recorded. A bridge that wrapped history before the tracker hears the navigation
-    // first, and may count a view_item between the two timers as late: never as a second view.
-    const pageViews = followPageViews(() => {
-      // The tracker skips its view of the URL viewed last: that view stays the bridge's, if it was.
-      if (location.href == viewedUrl) return
-      viewedUrl = location.href
-      viewedByBridge = false
-    }, signal)
-    // Hidden or left before its task came, the page's due view is recorded at once by the tracker.
-    whenLeaving(pageViews.recordDue, signal)
-    // Back from the back/forward cache, the tracker views the page again.
-    addEventListener(
-      'pageshow',
-      (event) => {
-        if (!event.persisted) return
-        viewedUrl = undefined
-        viewedByBridge = false
-        pageViews.restored()
-      },
-      { capture: true, signal }
-    )
+export function createViews(): Views {
+  // The URL of the view-page counted last, and whether it was the bridge's.
+  let viewedUrl: string | undefined
+  let byBridge = false
+  const sent = (url: string) => {
+    viewedUrl = url
+    byBridge = true
   }
   return {
     firstView: (url) => url != viewedUrl,
-    viewed(url, source) {
-      if (signal.aborted) return
-      viewedUrl = url
-      viewedByBridge = source == 'bridge'
+    repeatsBridge: (url) => byBridge && url == viewedUrl,
+    sent,
+    arrived(url) {
+      const second = !byBridge && url == viewedUrl
+      if (!second) sent(url)
+      return second
     },
-    repeatsBridge: (url) => viewedByBridge && url == viewedUrl
+    told(url) {
+      // The bridge's own view-page, taken, stays the bridge's.
+      if (url === viewedUrl) return
+      viewedUrl = url
+      byBridge = false
+    }
   }
 }

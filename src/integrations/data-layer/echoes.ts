@@ -1,6 +1,5 @@
 import { attempt } from '../../shared/attempt'
 import { encode } from '../../shared/json'
-import type { Consent, Tracker } from '../../browser/types'
 import type { EventName } from '../../shared/types'
 
 /*
@@ -65,51 +64,4 @@ export function createEchoes() {
       if (before && before.properties === properties && before.at === undefined) before.at = Date.now()
     }
   }
-}
-
-/** What the bridge hears of the shop's own calls. */
-export interface DirectListener {
-  /** An event about to be tracked directly; false drops it. */
-  event(event: EventName, properties: unknown): boolean
-  /** The tracker took that event: it did not refuse it as invalid. */
-  taken(event: EventName, properties: unknown): void
-  /** The consent the shop (or a banner's adapter) set. */
-  consent(state: Consent): void
-}
-
-/**
- * Lets the bridge hear what is tracked through the tracker's own methods (`track` also carries
- * the script tag's commands): each event, which the listener may drop, whether the tracker took
- * it, and each consent. The methods are wrapped, as the discovery client wraps them to fill in
- * rids; the wrappers stay when the bridge stops, and then only pass on. Nothing the listener
- * throws reaches the caller.
- */
-export function watchTracker(tracker: Partial<Tracker>, listener: DirectListener) {
-  // The tracker's count of calls it refused: an event it refused was never tracked (an invalid
-  // one, or any call of a tracker whose options are broken).
-  const refused = () => attempt(() => tracker.stats!().dropped.invalid)
-  const call = (event: EventName, properties: unknown, original: () => void) => {
-    if (!(attempt(() => listener.event(event, properties)) ?? true)) return
-    const refusedBefore = refused()
-    original()
-    if (refused() === refusedBefore) attempt(() => listener.taken(event, properties))
-  }
-  const helpers = { clickItem: 'click-item', updateCart: 'update-cart', viewPage: 'view-page' } as const
-  for (const method of Object.keys(helpers) as (keyof typeof helpers)[]) {
-    const original = tracker[method] as ((properties: unknown) => void) | undefined
-    if (typeof original == 'function')
-      (tracker[method] as (properties: unknown) => void) = function (this: unknown, properties) {
-        call(helpers[method], properties, () => original.call(this, properties))
-      }
-  }
-  const { track, consent } = tracker
-  if (typeof track == 'function')
-    tracker.track = function (this: unknown, event, properties) {
-      call(event, properties, () => track.call(this, event, properties))
-    }
-  if (typeof consent == 'function')
-    tracker.consent = function (this: unknown, state) {
-      consent.call(this, state)
-      attempt(() => listener.consent(state))
-    }
 }
