@@ -127,7 +127,10 @@ export interface Addon {
    * view-page counts again, even of the same URL).
    */
   view?(url: string | undefined): void
-  /** The shopper's consent, as `consent()` set it. */
+  /**
+   * The shopper's consent: told when the add-on is added, and at every `consent()` call, whoever
+   * made it (the shop, or a banner's adapter, which hears it here to stay in step).
+   */
   consent?(state: Consent): void
 }
 

@@ -4,62 +4,55 @@ import { untilUser } from './until-user'
 import { encode } from '../shared/json'
 import { remember, ridFor } from '../shared/rids'
 import type { ClientOptions, DiscoveryClient, DiscoveryError, LinkedTracker, RequestOptions } from './types'
-import type { Tracker } from '../browser/types'
+import type { Addon, Tracker } from '../browser/types'
 import type { User } from '../shared/types'
 
-// The tracker methods whose rid links back to a response, and the property that carries what
-// the click showed. Each method tracks the event named like it in kebab-case.
+// The events whose rid links back to a response, and the property that carries what the click
+// showed.
 const SHOWN_BY: Record<string, 'item_id' | 'suggestion'> = {
-  clickItem: 'item_id',
-  addToCart: 'item_id',
-  clickSuggestion: 'suggestion',
+  'click-item': 'item_id',
+  'add-to-cart': 'item_id',
+  'click-suggestion': 'suggestion',
   redirect: 'suggestion'
 }
 const linked = new WeakSet<Tracker>()
 
 /**
- * The properties of a click with the rid of the response that showed its item or suggestion
- * filled in. The name is a tracker method, or an event as track() takes it. Properties that
- * already carry a rid, or show nothing a response showed, come back as they were.
+ * The add-on that fills in a click's rid: the rid of the most recent response that showed its
+ * item or suggestion, as a copy of the page's properties. Properties that already carry a rid,
+ * or show nothing a response showed, are left as they were. The tracker's own hook, so a click
+ * gets its rid whichever way the page tracks it, and the script tag does not grow.
  */
-function withRid<P>(name: string, properties: P): P {
-  try {
-    // An event's method is its name in camelCase.
-    const method = name.replace(/-(.)/g, (_, letter: string) => letter.toUpperCase())
-    if (!Object.hasOwn(SHOWN_BY, method)) return properties
-    const property = SHOWN_BY[method]
-    // The page's properties, read here: a copy is returned.
-    const given = properties as Record<string, unknown>
-    if (given.rid != null) return properties
-    const rid = ridFor(property, given[property])
-    return rid ? { ...properties, rid } : properties
-  } catch {
-    // An event that is no string, properties that are null or throw when read: the tracker's
-    // rules read them again and report it. Other values that are no object have no id a
-    // response showed.
-    return properties
+const fillRid: Addon = {
+  event(event, properties) {
+    try {
+      if (!Object.hasOwn(SHOWN_BY, event)) return
+      const property = SHOWN_BY[event]
+      // The page's properties, read here: a copy is returned.
+      const given = properties as Record<string, unknown>
+      const rid = given.rid == null && ridFor(property, given[property])
+      if (rid) return { ...given, rid }
+    } catch {
+      // An event that is no string, properties that are null or throw when read: the tracker's
+      // rules read them again and report it. Other values that are no object have no id a
+      // response showed.
+    }
   }
 }
 
 /**
  * Lets the tracker's clicks carry the rid of the response that showed the clicked item or
- * suggestion, most recent first; an explicit rid always wins. The tracker itself stays
- * unaware of the client, so the script tag does not grow. Returns the tracker, if any.
+ * suggestion, most recent first; an explicit rid always wins. A tracker without `use` (a
+ * version older than the client) is left as it is: its clicks without a rid are refused and
+ * reported by name, and nothing is thrown into the page. Returns the tracker, if any.
  */
 function link(tracker: Tracker | undefined): LinkedTracker | undefined {
   if (tracker && !linked.has(tracker)) {
     linked.add(tracker)
-    // Each of these methods takes the properties of its event, and clickItem's type stands for
-    // all four. Four wrappers written out, which need no cast, measured 32 B more in the tag.
-    for (const method in SHOWN_BY) {
-      const original = tracker[method as 'clickItem']
-      tracker[method as 'clickItem'] = (properties) => original(withRid(method, properties))
-    }
-    const track = tracker.track
-    tracker.track = (event, properties) => track(event, withRid(event, properties))
+    tracker.use?.(fillRid)
   }
-  // The same object, whose clicks now fill in the rid: what LinkedTracker describes. The
-  // compiler cannot see that the wrapping above changed what the methods accept.
+  // The same object, whose add-on now fills in the rid: what LinkedTracker describes. The
+  // compiler cannot see that the add-on changed what the methods accept.
   return tracker as LinkedTracker | undefined
 }
 

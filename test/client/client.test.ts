@@ -8,7 +8,7 @@ import { startDemo } from '../../demo/server.mjs'
 import { createClient } from '../../src/client'
 import { ridFor } from '../../src/shared/rids'
 import type { DiscoveryError } from '../../src/client'
-import type { Tracker } from '../../src/index'
+import type { Addon, EventName, Tracker } from '../../src/index'
 
 // Against the demo server over real HTTP on 127.0.0.1.
 let demo: { url: string; close: () => Promise<void> }
@@ -123,21 +123,32 @@ describe('discovery client', () => {
 })
 
 describe('rid linkage through a tracker', () => {
+  /** A tracker that records what it was asked to track, after its add-ons had their say, as the real one does. */
   const fakeTracker = () => {
     const calls: [string, unknown][] = []
+    const addons: Addon[] = []
+    const track = (event: string, properties: unknown) => {
+      for (const addon of addons) properties = addon.event?.(event as EventName, properties) ?? properties
+      calls.push([event, properties])
+    }
+    const use = vi.fn((addon: Addon) => {
+      addons.push(addon)
+      return () => addons.splice(addons.indexOf(addon), 1)
+    })
     const tracker = {
       user,
-      clickItem: (properties: unknown) => calls.push(['click-item', properties]),
-      clickSuggestion: (properties: unknown) => calls.push(['click-suggestion', properties]),
-      addToCart: (properties: unknown) => calls.push(['add-to-cart', properties]),
-      redirect: (properties: unknown) => calls.push(['redirect', properties]),
-      track: (event: string, properties: unknown) => calls.push([event, properties])
+      clickItem: (properties: unknown) => track('click-item', properties),
+      clickSuggestion: (properties: unknown) => track('click-suggestion', properties),
+      addToCart: (properties: unknown) => track('add-to-cart', properties),
+      redirect: (properties: unknown) => track('redirect', properties),
+      track,
+      use
     } as unknown as Tracker
-    return { tracker, calls }
+    return { tracker, calls, use }
   }
 
   it('fills in the rid of the response that showed the item or suggestion; an explicit rid wins', async () => {
-    const { tracker, calls } = fakeTracker()
+    const { tracker, calls, use } = fakeTracker()
     const linked = createClient({ key: 'demo-key', baseUrl: demo.url, tracker })
     const answer = await linked.autocomplete({ q: 'trail' })
     const rid = answer.meta.rid
@@ -158,10 +169,33 @@ describe('rid linkage through a tracker', () => {
     // client.tracker is that same tracker, linked (its types let the rid out).
     expect(linked.tracker).toBe(tracker)
     expect(createClient({ key: 'demo-key', baseUrl: demo.url }).tracker).toBeUndefined()
-    // Linking twice does not wrap twice.
+    // Linking twice does not wrap twice: one add-on per tracker.
     createClient({ key: 'demo-key', baseUrl: demo.url, tracker })
     tracker.clickItem({ item_id: '1001', variant_item_id: '1001-38' })
     expect(calls.at(-1)).toEqual(['click-item', { item_id: '1001', variant_item_id: '1001-38', rid }])
+    expect(use).toHaveBeenCalledTimes(1)
+  })
+
+  it("fills the rid into a copy: the page's own object stays as it was", async () => {
+    const { tracker, calls } = fakeTracker()
+    const { meta } = await createClient({ key: 'demo-key', baseUrl: demo.url, tracker }).autocomplete({ q: 'trail' })
+    const properties = Object.freeze({ item_id: '1001', variant_item_id: '1001-38' })
+    tracker.clickItem(properties)
+    expect(properties).toEqual({ item_id: '1001', variant_item_id: '1001-38' })
+    expect(calls).toEqual([['click-item', { item_id: '1001', variant_item_id: '1001-38', rid: meta.rid }]])
+  })
+
+  it('links a tracker given as a function once it has loaded, with one add-on', async () => {
+    const { tracker, calls, use } = fakeTracker()
+    const page: { tracker?: Tracker } = {}
+    const client = createClient({ key: 'demo-key', baseUrl: demo.url, user, tracker: () => page.tracker })
+    const { meta } = await client.autocomplete({ q: 'trail' })
+    page.tracker = tracker
+    await client.newest()
+    expect(client.tracker).toBe(tracker)
+    tracker.clickSuggestion({ suggestion: 'trail runner' })
+    expect(calls).toEqual([['click-suggestion', { suggestion: 'trail runner', rid: meta.rid }]])
+    expect(use).toHaveBeenCalledTimes(1)
   })
 
   it('a request made before a tracker given as a function has loaded waits for its user', async () => {

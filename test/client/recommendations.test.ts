@@ -7,7 +7,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vites
 import { startDemo } from '../../demo/server.mjs'
 import { createClient, createRecommendations } from '../../src/client'
 import type { RecommendationState, RecommendationStore } from '../../src/client'
-import type { Tracker } from '../../src/index'
+import type { Addon, EventName, Tracker } from '../../src/index'
 import { quietConsole } from '../support/console'
 
 // Against the demo server over real HTTP on 127.0.0.1.
@@ -299,13 +299,20 @@ describe('recommendation stores', () => {
 describe("shelf clicks carry the shelf's rid", () => {
   it('a click on a tile of either shelf carries the rid of the answer that filled that shelf', async () => {
     const calls: unknown[] = []
+    // A tracker that records what it was asked to track, after its add-ons had their say.
+    const addons: Addon[] = []
+    const track = (event: EventName, properties: unknown) => {
+      for (const addon of addons) properties = addon.event?.(event, properties) ?? properties
+      calls.push(properties)
+    }
     const tracker = {
       user,
-      clickItem: (properties: unknown) => calls.push(properties),
-      addToCart: (properties: unknown) => calls.push(properties),
+      clickItem: (properties: unknown) => track('click-item', properties),
+      addToCart: (properties: unknown) => track('add-to-cart', properties),
       clickSuggestion: () => {},
       redirect: () => {},
-      track: () => {}
+      track: () => {},
+      use: (addon: Addon) => addons.push(addon)
     } as unknown as Tracker
     const linked = createClient({ key: 'demo-key', baseUrl: demo.url, tracker })
     const viewed = await settled(createRecommendations(linked).emit('viewed', { item_id: '1001' }))

@@ -29,7 +29,7 @@ export function cookiebotConsent(tracker: ConsentTarget, options: CookiebotOptio
   const driver = consentDriver(tracker)
   const set = driver.set
   set('pending')
-  if (typeof window == 'undefined') return () => {}
+  if (typeof window == 'undefined') return driver.stop
   const page = window as unknown as CookiebotWindow
 
   const update = () => {

@@ -50,11 +50,12 @@ export interface GoogleConsentModeOptions {
 export function googleConsentMode(tracker: ConsentTarget, options: GoogleConsentModeOptions = {}): StopFollowing {
   if (typeof window == 'undefined' && !options.dataLayer) return () => {}
   const dataLayer = pageDataLayer(options.dataLayer)
+  const driver = consentDriver(tracker)
   // A data layer that is something else than an array is the page's own business: left alone,
   // and the tracker stays pending.
   if (!dataLayer) {
-    consentDriver(tracker).set('pending')
-    return () => {}
+    driver.set('pending')
+    return driver.stop
   }
   const type = options.type || 'analytics_storage'
 
@@ -62,7 +63,6 @@ export function googleConsentMode(tracker: ConsentTarget, options: GoogleConsent
   let defaulted = false
   let updated: Consent | undefined
   let grantedHere = false
-  const driver = consentDriver(tracker)
 
   /** Reads one data-layer entry; anything but a consent command for our type changes nothing. */
   const read = (entry: unknown) => {
@@ -103,7 +103,7 @@ export function googleConsentMode(tracker: ConsentTarget, options: GoogleConsent
   } catch {
     // A data layer that cannot be followed (frozen, or an entry whose getter throws): the
     // tracker stays pending, and nothing is thrown into the page.
-    return () => driver.stop()
+    return driver.stop
   }
   pastRead = true
   decide()

@@ -52,7 +52,7 @@ export function oneTrustConsent(tracker: ConsentTarget, options: OneTrustOptions
   let hooked: OneTrustSdk | undefined
   const set = driver.set
   set('pending')
-  if (typeof window == 'undefined') return () => {}
+  if (typeof window == 'undefined') return driver.stop
   const page = window as unknown as OneTrustWindow
 
   /** The state OneTrust gives, from the active groups of an event or else of its globals. */

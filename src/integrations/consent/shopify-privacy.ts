@@ -41,7 +41,7 @@ export function shopifyConsent(tracker: ConsentTarget, options: ShopifyConsentOp
   const driver = consentDriver(tracker)
   const set = driver.set
   set('pending')
-  if (typeof window == 'undefined') return () => {}
+  if (typeof window == 'undefined') return driver.stop
   const page = window as unknown as ShopifyWindow
 
   /** Reads the API if it is there; each call is the banner's code, so none may throw into the page. */
