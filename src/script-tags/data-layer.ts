@@ -17,9 +17,17 @@ import type { DataLayerOptions, Ga4EventName } from '../integrations/data-layer/
  * Faults go to the console, as the tracker's do.
  */
 
-type Page = Window & Record<string, unknown> & { discoveryFeedback?: unknown; discoveryFeedbackDataLayer?: boolean }
+/** What the page's window holds for this file: its own mark and the tracker's command function. */
+type Page = Window & { discoveryFeedbackDataLayer?: boolean; discoveryFeedback?: unknown }
+
+/** The array under the global name the page chose for its data layer, created if there is none yet. */
+function namedDataLayer(name: string): unknown[] {
+  if (Reflect.get(window, name) == null) Reflect.set(window, name, [])
+  return Reflect.get(window, name)
+}
+
 ;(() => {
-  const page = window as unknown as Page
+  const page: Page = window
   // Loaded twice, it would track every event twice.
   if (page.discoveryFeedbackDataLayer) return
   page.discoveryFeedbackDataLayer = true
@@ -33,7 +41,7 @@ type Page = Window & Record<string, unknown> & { discoveryFeedback?: unknown; di
     valueIncludesTaxAndShipping: data.valueIncludesTaxAndShipping == null ? undefined : on(data.valueIncludesTaxAndShipping)
   }
   if (data.events) options.events = data.events.split(',').map((name) => name.trim()) as Ga4EventName[]
-  if (data.dataLayer) options.dataLayer = (page[data.dataLayer] ??= []) as unknown[]
+  if (data.dataLayer) options.dataLayer = namedDataLayer(data.dataLayer)
 
   // The script tag's bridge never stops: the add-on stays for the page's life.
   bridgeDataLayer(

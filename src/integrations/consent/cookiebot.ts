@@ -30,7 +30,7 @@ export function cookiebotConsent(tracker: ConsentTarget, options: CookiebotOptio
   const set = driver.set
   set('pending')
   if (typeof window == 'undefined') return driver.stop
-  const page = window as unknown as CookiebotWindow
+  const page = window as Window & CookiebotWindow
 
   const update = () => {
     try {

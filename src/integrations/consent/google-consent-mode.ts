@@ -67,8 +67,10 @@ export function googleConsentMode(tracker: ConsentTarget, options: GoogleConsent
   /** Reads one data-layer entry; anything but a consent command for our type changes nothing. */
   const read = (entry: unknown) => {
     if (!isArguments(entry) || entry[0] != 'consent') return
-    const [, command, settings] = entry as unknown as [string, unknown, Record<string, unknown> | undefined]
-    const state = settings && typeof settings == 'object' ? settings[type] : undefined
+    // gtag('consent', command, settings): the page's own values, unchecked.
+    const command: unknown = entry[1]
+    const settings: unknown = entry[2]
+    const state = settings && typeof settings == 'object' ? (settings as Record<string, unknown>)[type] : undefined
     if (state != 'granted' && state != 'denied') return
     if (command == 'update') updated = state as Consent
     else if (command == 'default') {

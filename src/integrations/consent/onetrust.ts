@@ -53,7 +53,7 @@ export function oneTrustConsent(tracker: ConsentTarget, options: OneTrustOptions
   const set = driver.set
   set('pending')
   if (typeof window == 'undefined') return driver.stop
-  const page = window as unknown as OneTrustWindow
+  const page = window as Window & OneTrustWindow
 
   /** The state OneTrust gives, from the active groups of an event or else of its globals. */
   const read = (groups?: unknown): Consent => {

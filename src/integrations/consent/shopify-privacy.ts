@@ -42,7 +42,7 @@ export function shopifyConsent(tracker: ConsentTarget, options: ShopifyConsentOp
   const set = driver.set
   set('pending')
   if (typeof window == 'undefined') return driver.stop
-  const page = window as unknown as ShopifyWindow
+  const page = window as Window & ShopifyWindow
 
   /** Reads the API if it is there; each call is the banner's code, so none may throw into the page. */
   const read = () => {

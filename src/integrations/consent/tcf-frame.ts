@@ -31,7 +31,7 @@ function locatorHost(): Window | undefined {
   let candidate: Window = window
   for (;;) {
     try {
-      if ((candidate.frames as unknown as Record<string, unknown>)[LOCATOR]) return candidate
+      if ((candidate.frames as Window & Record<string, unknown>)[LOCATOR]) return candidate
     } catch {
       // Not readable from here: look further up.
     }

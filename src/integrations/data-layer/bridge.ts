@@ -56,7 +56,7 @@ function checkStart(target: BridgeTarget, options: DataLayerOptions, report: (er
     return report(
       feedbackError(undefined, 'dataLayer', 'must be an array, got ' + describe(options.dataLayer ?? (window as { dataLayer?: unknown }).dataLayer))
     )
-  const state = ((dataLayer as unknown as Record<symbol, DataLayerState | undefined>)[STATE] ??= { bridged: false, readUpTo: 0 })
+  const state = ((dataLayer as unknown[] & Record<symbol, DataLayerState | undefined>)[STATE] ??= { bridged: false, readUpTo: 0 })
   if (state.bridged) return report(feedbackError(undefined, 'dataLayer', 'is bridged already: a second bridge would track every event twice'))
   for (const name of options.events || []) {
     if (!GA4_EVENTS.includes(name)) report(feedbackError(undefined, 'events', 'lists ' + name + ', which is none of ' + GA4_EVENTS.join(', ')))
