@@ -10,13 +10,18 @@ import { dts } from 'rollup-plugin-dts'
 // bench reads it to measure the script tag) deletes nothing.
 const cleanDist = { name: 'clean-dist', buildStart: () => rmSync('dist', { recursive: true, force: true }) }
 
+// The build compiles src/ as one program, so that each use of a const enum (the kinds of
+// shared/rules.ts) is written as its value and the enum itself is left out. tsconfig.json keeps
+// isolatedModules for the checks: each file still compiles on its own, as a shop's bundler does.
+const compile = () => typescript({ declaration: false, outDir: 'dist', isolatedModules: false })
+
 // One source, a module build per entry and a script tag per page-facing file. The module
 // builds leave nanoid and js-cookie to the shop's bundler; the script tags carry them, in
 // their browser builds.
 const moduleBuild = (name, external = ['nanoid', 'js-cookie'], first = false) => ({
   input: `src/${name}.ts`,
   external,
-  plugins: [...(first ? [cleanDist] : []), typescript({ declaration: false, outDir: 'dist' })],
+  plugins: [...(first ? [cleanDist] : []), compile()],
   output: [
     { file: `dist/${name}.mjs`, format: 'es' },
     { file: `dist/${name}.cjs`, format: 'cjs' }
@@ -66,11 +71,7 @@ const declarations = (name) => ({
 // minifier shortens local names only; property names stay as the source writes them.
 const scriptTag = (input, file, name) => ({
   input,
-  plugins: [
-    nodeResolve({ browser: true }),
-    typescript({ declaration: false, outDir: 'dist' }),
-    terser({ compress: { passes: 2 }, format: { comments: false } })
-  ],
+  plugins: [nodeResolve({ browser: true }), compile(), terser({ compress: { passes: 2 }, format: { comments: false } })],
   output: { file, format: 'iife', name }
 })
 

@@ -3,7 +3,7 @@ import { attempt } from '../shared/attempt'
 import { uidFromCookieHeader, uidSetCookie } from '../shared/uid-cookie'
 import { clientAddress } from './client-address'
 import { checkEnvelope, KEY_INVALID, KEY_MISSING } from './envelopes'
-import { claimEvents } from './claims'
+import { claimEvents, type Claims } from './claims'
 import { ownerOf, scopedId } from './dedupe'
 import { asEnvelope, readEnvelopes } from './intake'
 import { serverSenders } from './server-senders'
@@ -36,6 +36,43 @@ function asImage(answer: Response): Response {
   headers.set('content-type', 'image/gif')
   headers.set('cache-control', 'no-store')
   return new Response(PIXEL, { status: 200, headers })
+}
+
+/** Who sent a request, and when by our clock: what each of its events is given. */
+interface Sender {
+  /** Whether the shop's own server sent it (server-senders.ts). */
+  server: boolean
+  ip: string | undefined
+  ua: string | undefined
+  receivedAt: number
+  /** How far the sender's clock is behind ours, in milliseconds. */
+  skew: number
+}
+
+/**
+ * When the sender says it sent the request (`?t_sent=`), if that is a time, and the gap between
+ * its clock and ours: the event happened at t_client plus that gap. A t_sent that is no time, or
+ * more than a day from ours, corrects nothing.
+ */
+function clockOf(query: URLSearchParams, receivedAt: number): { sentAt: number | undefined; skew: number } {
+  const sentAt = Number(query.get('t_sent'))
+  if (!(sentAt > 0)) return { sentAt: undefined, skew: 0 }
+  return { sentAt, skew: Math.abs(receivedAt - sentAt) <= DAY ? receivedAt - sentAt : 0 }
+}
+
+/**
+ * The status of a batch whose events are settled. 503 while another request holds some of them,
+ * its sink still running: the whole batch comes back later, when they are settled. 200 when any
+ * was taken or known, or none was refused; else 401, 403 or 400, by what the refusals were.
+ */
+function answer(batch: BatchReport, result: Record<string, unknown>, held: boolean, headers: Record<string, string>): Response {
+  if (held) return json(503, failure('some events are being stored by another request', result), { ...headers, 'retry-after': String(CLAIMED_RETRY_SECONDS) })
+  if (batch.accepted.length || batch.duplicates.length || !batch.rejected.length) return json(200, result, headers)
+  const errors = batch.rejected.map(({ error }) => error)
+  if (errors.every((error) => error == KEY_MISSING)) return json(401, failure(KEY_MISSING, result), headers)
+  // A batch that failed only on keys, with at least one key given but not ours, is forbidden.
+  if (errors.every((error) => error == KEY_MISSING || error == KEY_INVALID)) return json(403, failure(KEY_INVALID, result), headers)
+  return json(400, failure(errors[0], result), headers)
 }
 
 /**
@@ -107,32 +144,24 @@ export function createRelay(options: RelayOptions): Relay {
     return asked.filter((_, index) => !keys.some((_, k) => owners.has(found[index * keys.length + k] as string)))
   }
 
-  async function handleBatch(request: Request, info: RequestInfo | undefined, headers: Record<string, string>): Promise<Response> {
-    const intake = await readEnvelopes(request, maxBodyBytes)
-    if ('status' in intake) return json(intake.status, failure(intake.message), headers)
+  /**
+   * Seconds a page's address must wait before this request is taken, or 0. Each event costs a
+   * token, and so does each 50 ids asked about (a question is store reads too); a request costs
+   * one at least, so that empty ones are counted as well.
+   */
+  async function waitSeconds(client: string | undefined, envelopes: number, query: URLSearchParams): Promise<number> {
+    if (!rateLimit || !store.take || !client) return 0
+    const question = query.get('unconfirmed')
+    const asked = question ? question.split(',').length : 0
+    const waitMs = await store.take(client, Math.max(1, envelopes) + Math.ceil(asked / 50), rateLimit)
+    return waitMs > 0 ? Math.max(1, Math.ceil(waitMs / 1000)) : 0
+  }
 
-    const receivedAt = Date.now()
-    const query = new URL(request.url).searchParams
-    // The gap between the sender's clock and ours: the event happened at t_client plus that gap.
-    // A t_sent that is no time, or more than a day from ours, corrects nothing.
-    const sentAt = Number(query.get('t_sent'))
-    const skew = sentAt > 0 && Math.abs(receivedAt - sentAt) <= DAY ? receivedAt - sentAt : 0
-    const ip = addresses.of(request.headers, info?.remoteAddress)
-    const ua = request.headers.get('user-agent') || undefined
-    const server = fromServer(request)
-    // A page's events count against its address's bucket; the shop's server sends for every shopper.
-    const client = server ? undefined : addresses.client(request.headers, info?.remoteAddress)
-    if (rateLimit && store.take && client) {
-      // Each event costs a token, and so does each 50 ids asked about (a question is store reads
-      // too); a request costs one at least, so that empty ones are counted as well.
-      const question = query.get('unconfirmed')
-      const asked = question ? question.split(',').length : 0
-      const waitMs = await store.take(client, Math.max(1, intake.envelopes.length) + Math.ceil(asked / 50), rateLimit)
-      const seconds = String(Math.max(1, Math.ceil(waitMs / 1000)))
-      if (waitMs > 0) return json(429, failure('too many events from this address: come back in ' + seconds + ' s'), { ...headers, 'retry-after': seconds })
-    }
-
-    const batch: BatchReport = { accepted: [], duplicates: [], rejected: [], variantsFilled: 0, sentAt: sentAt > 0 ? sentAt : undefined }
+  /**
+   * The events of a request's envelopes that pass the keys and the rules, each with its user's
+   * ip and ua as SPEC wants them and its time on our clock; the others go to the batch's report.
+   */
+  function acceptEnvelopes(intake: { envelopes: unknown[]; key: string | null }, sender: Sender, batch: BatchReport): RelayEvent[] {
     const events: RelayEvent[] = []
     intake.envelopes.forEach((sent, index) => {
       const { envelope, filled } = asEnvelope(sent, intake.key)
@@ -142,41 +171,67 @@ export function createRelay(options: RelayOptions): Relay {
       const event = checked.event
       // SPEC "User object": ip and ua default to those of the request, and only the shop's own
       // server senders may give others (server-senders.ts). A given ip is under the same privacy setting.
-      const givenIp = server ? addresses.allowed(event.user.ip) : undefined
-      const givenUa = server ? event.user.ua : undefined
-      if (givenIp || ip) event.user.ip = givenIp || ip
+      const givenIp = sender.server ? addresses.allowed(event.user.ip) : undefined
+      const givenUa = sender.server ? event.user.ua : undefined
+      if (givenIp || sender.ip) event.user.ip = givenIp || sender.ip
       else delete event.user.ip
-      if (givenUa || ua) event.user.ua = givenUa || ua
+      if (givenUa || sender.ua) event.user.ua = givenUa || sender.ua
       else delete event.user.ua
-      events.push({ ...event, received_at: receivedAt, t_corrected: event.t_client + skew })
+      events.push({ ...event, received_at: sender.receivedAt, t_corrected: event.t_client + sender.skew })
     })
+    return events
+  }
 
-    const token = nanoid()
-    const claims = await claimEvents(store, events, server, token, claimMs)
+  /**
+   * Hands the fresh events to the sink. When it fails, what it got through counts as delivered
+   * and the rest is let go for the resend; the answer is then 503 with Retry-After.
+   */
+  async function deliver(claims: Claims, headers: Record<string, string>): Promise<Response | undefined> {
     const fresh = claims.fresh
-    batch.duplicates.push(...claims.duplicates)
-    if (fresh.length) {
-      try {
-        await sink(fresh)
-      } catch (error) {
-        // What the sink got through before it failed counts as delivered; the rest is let go for the resend.
-        // Known by its object, or by its event id where a sink reports copies.
-        const through = new Set<unknown>(error instanceof SinkUnavailable ? error.delivered.flatMap((event) => [event, event.event_id].filter(Boolean)) : [])
-        const got = (event: RelayEvent) => through.has(event) || (!!event.event_id && through.has(event.event_id))
-        await claims.delivered(fresh.filter(got)).catch(report)
-        await claims.release(fresh.filter((event) => !got(event))).catch(report)
-        report(error)
-        const wait = error instanceof SinkUnavailable ? Math.ceil(error.retryAfterMs / 1000) : CLAIMED_RETRY_SECONDS
-        return json(503, failure('the sink is unavailable'), { ...headers, 'retry-after': String(Math.max(1, wait)) })
-      }
-      // Delivered: the sink has them, whatever the store says next. A store that fails here is
-      // the window README names: the ids are not marked, and a resend would reach the sink again.
-      await claims.delivered(fresh).catch(report)
+    if (!fresh.length) return
+    try {
+      await sink(fresh)
+    } catch (error) {
+      // Known by its object, or by its event id where a sink reports copies.
+      const through = new Set<unknown>(error instanceof SinkUnavailable ? error.delivered.flatMap((event) => [event, event.event_id].filter(Boolean)) : [])
+      const got = (event: RelayEvent) => through.has(event) || (!!event.event_id && through.has(event.event_id))
+      await claims.delivered(fresh.filter(got)).catch(report)
+      await claims.release(fresh.filter((event) => !got(event))).catch(report)
+      report(error)
+      const wait = error instanceof SinkUnavailable ? Math.ceil(error.retryAfterMs / 1000) : CLAIMED_RETRY_SECONDS
+      return json(503, failure('the sink is unavailable'), { ...headers, 'retry-after': String(Math.max(1, wait)) })
     }
-    batch.accepted = fresh
+    // Delivered: the sink has them, whatever the store says next. A store that fails here is
+    // the window README names: the ids are not marked, and a resend would reach the sink again.
+    await claims.delivered(fresh).catch(report)
+  }
+
+  async function handleBatch(request: Request, info: RequestInfo | undefined, headers: Record<string, string>): Promise<Response> {
+    const intake = await readEnvelopes(request, maxBodyBytes)
+    if ('status' in intake) return json(intake.status, failure(intake.message), headers)
+
+    const receivedAt = Date.now()
+    const query = new URL(request.url).searchParams
+    const { sentAt, skew } = clockOf(query, receivedAt)
+    const server = fromServer(request)
+    // A page's events count against its address's bucket; the shop's server sends for every shopper.
+    const client = server ? undefined : addresses.client(request.headers, info?.remoteAddress)
+    const seconds = await waitSeconds(client, intake.envelopes.length, query)
+    if (seconds) return json(429, failure('too many events from this address: come back in ' + seconds + ' s'), { ...headers, 'retry-after': String(seconds) })
+
+    const batch: BatchReport = { accepted: [], duplicates: [], rejected: [], variantsFilled: 0, sentAt }
+    const ip = addresses.of(request.headers, info?.remoteAddress)
+    const ua = request.headers.get('user-agent') || undefined
+    const events = acceptEnvelopes(intake, { server, ip, ua, receivedAt, skew }, batch)
+
+    const claims = await claimEvents(store, events, server, nanoid(), claimMs)
+    batch.duplicates.push(...claims.duplicates)
+    const unavailable = await deliver(claims, headers)
+    if (unavailable) return unavailable
+    batch.accepted = claims.fresh
 
     const result: Record<string, unknown> = {
-      accepted: fresh.length,
+      accepted: claims.fresh.length,
       duplicates: batch.duplicates.length,
       rejected: batch.rejected.map(({ index, error }) => ({ index, error }))
     }
@@ -191,16 +246,7 @@ export function createRelay(options: RelayOptions): Relay {
     } catch (error) {
       report(error)
     }
-    const answered = { ...headers, ...setCookie(request) }
-    // Another request holds some of these events, its sink still running: the whole batch comes back later, when they are settled.
-    if (claims.held)
-      return json(503, failure('some events are being stored by another request', result), { ...answered, 'retry-after': String(CLAIMED_RETRY_SECONDS) })
-    if (fresh.length || batch.duplicates.length || !batch.rejected.length) return json(200, result, answered)
-    const errors = batch.rejected.map(({ error }) => error)
-    if (errors.every((error) => error == KEY_MISSING)) return json(401, failure(KEY_MISSING, result), answered)
-    // A batch that failed only on keys, with at least one key given but not ours, is forbidden.
-    if (errors.every((error) => error == KEY_MISSING || error == KEY_INVALID)) return json(403, failure(KEY_INVALID, result), answered)
-    return json(400, failure(errors[0], result), answered)
+    return answer(batch, result, claims.held, { ...headers, ...setCookie(request) })
   }
 
   return {

@@ -1,4 +1,4 @@
-import { validate } from '../shared/rules'
+import { faultOf, Kind, USER, validate, type Rules } from '../shared/rules'
 import type { Envelope, User } from '../shared/types'
 
 // SPEC "Errors": a request without an API key is told one must be provided.
@@ -6,7 +6,29 @@ export const KEY_MISSING = 'An API key must be provided.'
 export const KEY_INVALID = 'The API key is not valid.'
 
 const isString = (value: unknown): value is string => typeof value == 'string'
-const isId = (value: unknown) => isString(value) && value.length > 0 && value.length <= 32
+
+// SPEC "User object" as the tracker checks it (shared/rules.ts), and both ids, which every
+// envelope carries: the tracker and the server sender fill them in before sending.
+const ENVELOPE_USER = { ...USER, uid: Kind.id, sid: Kind.id } satisfies Rules<User>
+
+/**
+ * The envelope's user by those rules: a copy of the fields SPEC defines, or what is wrong with
+ * it, naming the field and the rule (not the type of the value it got, as the tracker's errors
+ * add).
+ */
+function checkUser(given: unknown): { error: string } | { user: User } {
+  const fault = faultOf(Kind.objectOfFields, given)
+  if (fault) return { error: 'user ' + fault }
+  const user: Record<string, unknown> = {}
+  for (const [field, kind] of Object.entries(ENVELOPE_USER)) {
+    // An object, as checked above.
+    const value = (given as Record<string, unknown>)[field]
+    const fault = faultOf(kind, value)
+    if (fault) return { error: 'user.' + field + ' ' + fault }
+    if (value != null) user[field] = Array.isArray(value) ? [...value] : value
+  }
+  return { user: user as unknown as User }
+}
 
 /**
  * Checks one envelope against SPEC "Generic event structure" and the keys the relay takes.
@@ -30,19 +52,9 @@ export function checkEnvelope(envelope: unknown, keys: Set<string>): { error: st
   if (given.event_id != null && !(isString(given.event_id) && given.event_id.length <= 64)) {
     return { error: name + 'event_id must be a string of at most 64 characters' }
   }
-  const user = given.user as Record<string, unknown>
-  if (!user || typeof user != 'object') return { error: name + 'user must be an object' }
-  for (const field of ['uid', 'sid']) {
-    if (!isId(user[field])) return { error: name + 'user.' + field + ' must be a string of 1 to 32 characters' }
-  }
-  for (const field of ['ip', 'ua', 'email']) {
-    if (user[field] != null && !isString(user[field])) return { error: name + 'user.' + field + ' must be a string' }
-  }
-  if (user.lang != null && !(Array.isArray(user.lang) && user.lang.every(isString))) return { error: name + 'user.lang must be an array of strings' }
-  const checked: User = { uid: user.uid as string, sid: user.sid as string }
-  for (const field of ['email', 'ip', 'ua'] as const) if (user[field] != null) checked[field] = user[field] as string
-  if (user.lang != null) checked.lang = [...(user.lang as string[])]
-  const event = { event: given.event, properties, key: given.key, t_client: given.t_client, user: checked } as Envelope
+  const checked = checkUser(given.user)
+  if ('error' in checked) return { error: name + checked.error }
+  const event = { event: given.event, properties, key: given.key, t_client: given.t_client, user: checked.user } as Envelope
   if (given.event_id != null) event.event_id = given.event_id as string
   return { event }
 }

@@ -1,63 +1,128 @@
 import { feedbackError } from './error'
-import type { EventName, User } from './types'
+import type { EventName, EventProperties, LineItem, User } from './types'
 
 /*
- * SPEC "Event kinds" and "User object" as data. Each field maps to a kind letter, with `?`
- * when the field may be left out:
- *   s  non-empty string     r  string, may be empty (a referrer can be)
- *   n  finite number        i  non-negative integer    q  positive integer
- *   l  array of line items  u  user id: 1 to 32 characters (SPEC "Limits")
- *   a  array of language codes
+ * SPEC "Event kinds" and "User object" as data: tables that give each field a kind by its name.
+ * The build writes each kind as the one letter it stands for, because these tables ship in
+ * every page's script tag. The compiler holds each table to the public type it checks
+ * (types.ts): a field missing from either, a field left out in one and required in the other,
+ * or a kind whose test admits values of another type than the field's, does not compile.
  */
+
+/** The kinds of field; `optional…` where the field may be left out (the kind's letter and `?`). */
+export const enum Kind {
+  /** Objects of named fields, not null nor an array: SPEC's properties, line items and users. */
+  objectOfFields = 'o',
+  /** A non-empty string: ids, names, a URL. */
+  text = 's',
+  optionalText = `${text}?`,
+  /** A string that may be empty: a referrer is on a direct visit, and so may an email, an IP or a user agent be. */
+  textOrEmpty = 'r',
+  optionalTextOrEmpty = `${textOrEmpty}?`,
+  /** A finite number: prices and amounts. */
+  amount = 'n',
+  optionalAmount = `${amount}?`,
+  /** An integer of 0 or more: a page's width and height. */
+  wholeNumber = 'i',
+  /** An integer of 1 or more: units of a product. */
+  quantity = 'q',
+  /** A list of line items, each checked by LINE_ITEM. */
+  lineItems = 'l',
+  /** SPEC "Limits": a user id or a session id of 1 to 32 characters. */
+  id = 'u',
+  optionalId = `${id}?`,
+  /** A list of language codes. */
+  languages = 'a',
+  optionalLanguages = `${languages}?`
+}
+
+/** The TypeScript type of a kind's values, with `undefined` for an optional kind. */
+type ValueOf<K extends Kind> = K extends `${infer Letter extends keyof typeof KINDS}?` ? Admitted<Letter> | undefined : Admitted<K & keyof typeof KINDS>
+type Admitted<Letter extends keyof typeof KINDS> = (typeof KINDS)[Letter][0] extends (value: unknown) => value is infer T ? T : never
+/** The kinds whose values have exactly the type T. */
+type KindOf<T> = { [K in Kind]: [ValueOf<K>] extends [T] ? ([T] extends [ValueOf<K>] ? K : never) : never }[Kind]
+
+/** The rules of an object type's fields: one per field, each of a kind whose values are the field's type. */
+export type Rules<Shape> = {
+  readonly [Field in keyof Shape]-?: KindOf<Partial<Pick<Shape, Field>> extends Pick<Shape, Field> ? Shape[Field] | undefined : Shape[Field]>
+}
+
+/** Rules as the checks read them: field name to kind letter, `?` after it for a field that may be left out. */
 type Schema = Record<string, string>
 
-export const LINE_ITEM: Schema = { item_id: 's', variant_item_id: 's', unit_price: 'n', quantity: 'q' }
+export const LINE_ITEM = { item_id: Kind.text, variant_item_id: Kind.text, unit_price: Kind.amount, quantity: Kind.quantity } satisfies Rules<LineItem>
+
+/**
+ * An event's properties as they are sent: a page view's url, ref, width and height, which the
+ * tracker fills in from the page when left out (types.ts), are then given.
+ */
+type Sent<Event extends EventName> = Event extends 'view-page'
+  ? Omit<EventProperties[Event], FilledIn> & Required<Pick<EventProperties[Event], FilledIn>>
+  : EventProperties[Event]
+type FilledIn = 'url' | 'ref' | 'width' | 'height'
 
 export const EVENTS: Record<EventName, Schema> = {
-  'click-suggestion': { rid: 's', suggestion: 's' },
+  'click-suggestion': { rid: Kind.text, suggestion: Kind.text },
   // SPEC: rid is "needed for items that came from the service", so other clicks go without.
-  'click-item': { rid: 's?', item_id: 's', variant_item_id: 's' },
-  redirect: { rid: 's', suggestion: 's' },
+  'click-item': { rid: Kind.optionalText, item_id: Kind.text, variant_item_id: Kind.text },
+  redirect: { rid: Kind.text, suggestion: Kind.text },
   purchase: {
-    order_id: 's',
-    currency: 's',
-    revenue: 'n',
-    total_discount: 'n?',
-    total_tax: 'n?',
-    total_shipping: 'n?',
-    affiliation: 's?',
-    line_items: 'l'
+    order_id: Kind.text,
+    currency: Kind.text,
+    revenue: Kind.amount,
+    total_discount: Kind.optionalAmount,
+    total_tax: Kind.optionalAmount,
+    total_shipping: Kind.optionalAmount,
+    affiliation: Kind.optionalText,
+    line_items: Kind.lineItems
   },
-  'update-cart': { line_items: 'l' },
-  'add-to-cart': { item_id: 's', variant_item_id: 's', quantity: 'q', rid: 's' },
-  'view-page': { url: 's', ref: 'r', width: 'i', height: 'i', item_id: 's?', variant_item_id: 's?' }
-}
+  'update-cart': { line_items: Kind.lineItems },
+  'add-to-cart': { item_id: Kind.text, variant_item_id: Kind.text, quantity: Kind.quantity, rid: Kind.text },
+  'view-page': {
+    url: Kind.text,
+    ref: Kind.textOrEmpty,
+    width: Kind.wholeNumber,
+    height: Kind.wholeNumber,
+    item_id: Kind.optionalText,
+    variant_item_id: Kind.optionalText
+  }
+} satisfies { [Event in EventName]: Rules<Sent<Event>> }
 
 /** SPEC's event names, in the table's order: made once, not on every tracked event. */
 export const EVENT_NAMES = Object.keys(EVENTS) as EventName[]
 
-// Fields the site may give about the shopper (options.user, identify(), the server's user).
-const USER: Schema = { uid: 'u?', sid: 'u?', email: 'r?', ip: 'r?', ua: 'r?', lang: 'a?' }
+/** Fields the site may give about the shopper (options.user, identify(), the server's user), any of them on its own. */
+export const USER = {
+  uid: Kind.optionalId,
+  sid: Kind.optionalId,
+  email: Kind.optionalTextOrEmpty,
+  ip: Kind.optionalTextOrEmpty,
+  ua: Kind.optionalTextOrEmpty,
+  lang: Kind.optionalLanguages
+} satisfies Rules<Partial<User>>
 
 const isString = (value: unknown): value is string => typeof value == 'string'
 const filled = (value: unknown): value is string => isString(value) && value != ''
 
-const KINDS: Record<string, [test: (value: unknown) => boolean, rule: string]> = {
-  // Not null nor an array (described as one): SPEC's properties and line items are objects of named fields.
-  o: [(value) => !!value && describe(value) == 'object', 'an object'],
-  s: [filled, 'a non-empty string'],
-  r: [isString, 'a string'],
-  n: [Number.isFinite, 'a finite number'],
-  i: [(value) => Number.isInteger(value) && (value as number) >= 0, 'a non-negative integer'],
-  q: [(value) => Number.isInteger(value) && (value as number) > 0, 'a positive integer'],
-  l: [Array.isArray, 'an array of line items'],
+/** Each kind's test, whose type guard is the TypeScript type of its values, and the rule it states in messages. */
+const KINDS = {
+  // Not null nor an array (described as one).
+  [Kind.objectOfFields]: [(value: unknown): value is Record<string, unknown> => !!value && describe(value) == 'object', 'an object'],
+  [Kind.text]: [filled, 'a non-empty string'],
+  [Kind.textOrEmpty]: [isString, 'a string'],
+  // Number.isFinite is true of finite numbers only, which TypeScript's declaration does not say.
+  [Kind.amount]: [Number.isFinite as (value: unknown) => value is number, 'a finite number'],
+  [Kind.wholeNumber]: [(value: unknown): value is number => Number.isInteger(value) && (value as number) >= 0, 'a non-negative integer'],
+  [Kind.quantity]: [(value: unknown): value is number => Number.isInteger(value) && (value as number) > 0, 'a positive integer'],
+  // Each item is then checked on its own, by LINE_ITEM.
+  [Kind.lineItems]: [Array.isArray as (value: unknown) => value is LineItem[], 'an array of line items'],
   // SPEC "User object": any non-empty string of at most 32 characters.
-  u: [(value) => filled(value) && value.length <= 32, 'a string of 1 to 32 characters'],
-  a: [(value) => Array.isArray(value) && value.every(isString), 'an array of language codes']
-}
+  [Kind.id]: [(value: unknown): value is string => filled(value) && value.length <= 32, 'a string of 1 to 32 characters'],
+  [Kind.languages]: [(value: unknown): value is string[] => Array.isArray(value) && value.every(isString), 'an array of language codes']
+} as const
 
 /** Whether a field of this kind holds a number: what a query string, which carries only text, must turn back into one. */
-export const holdsNumber = (kind: string) => ['n', 'i', 'q'].includes(kind[0])
+export const holdsNumber = (kind: string) => [Kind.amount, Kind.wholeNumber, Kind.quantity].includes(kind[0] as Kind)
 
 // Numbers are shown as they are (NaN, 1.5, -1 explain themselves); other values only by type,
 // so no shopper data ends up in a console or an error tracker.
@@ -65,8 +130,21 @@ export const describe = (value: unknown) => (typeof value == 'number' ? String(v
 
 /** Throws a FeedbackError naming the event, the field and the rule unless `value` is of `kind`. */
 function expectKind(event: string, name: string, kind: string, value: unknown) {
-  const [test, rule] = KINDS[kind]
+  const [test, rule] = KINDS[kind as keyof typeof KINDS]
   if (!test(value)) throw feedbackError(event, name, 'must be ' + rule + ', got ' + describe(value))
+}
+
+/**
+ * What a field of `kind` holding `value` breaks, in words ('is required', 'must be a string of 1
+ * to 32 characters'), or '' when it keeps its rule: the verdict of check(), for a reader that
+ * words its own answers (the relay). check() keeps its own lines for it: through this function
+ * the script tag would grow by 29 B brotli.
+ */
+export function faultOf(kind: string, value: unknown): string {
+  const [letter, optional] = kind
+  if (value == null) return optional ? '' : 'is required'
+  const [test, rule] = KINDS[letter as keyof typeof KINDS]
+  return test(value) ? '' : 'must be ' + rule
 }
 
 /**
@@ -75,7 +153,7 @@ function expectKind(event: string, name: string, kind: string, value: unknown) {
  * `prefix`) and the rule.
  */
 export function check(event: string, schema: Schema, input: unknown, name: string, prefix = name + '.'): Record<string, unknown> {
-  expectKind(event, name, 'o', input)
+  expectKind(event, name, Kind.objectOfFields, input)
   // Only the fields SPEC defines are copied: the caller may reuse or change its object after
   // the call, and the queued event must stay as it was when tracked.
   const properties: Record<string, unknown> = {}
@@ -90,7 +168,7 @@ export function check(event: string, schema: Schema, input: unknown, name: strin
       continue
     }
     expectKind(event, name, kind, value)
-    properties[field] = kind == 'l' ? (value as unknown[]).map((item, index) => check(event, LINE_ITEM, item, name + '[' + index + ']')) : value
+    properties[field] = kind == Kind.lineItems ? (value as unknown[]).map((item, index) => check(event, LINE_ITEM, item, name + '[' + index + ']')) : value
   }
   return properties
 }

@@ -335,6 +335,24 @@ describe('the user', () => {
     })
     expect(events().map((event) => event.user.uid.length)).toEqual([1, 32])
   })
+
+  it.each([
+    [undefined, 'user is required'],
+    [['u', 's'], 'user must be an object'],
+    [{ sid: 's' }, 'user.uid is required'],
+    [{ uid: 'u', sid: 's', ip: 7 }, 'user.ip must be a string'],
+    [{ uid: 'u', sid: 's', lang: 'de' }, 'user.lang must be an array of language codes']
+  ])('refuses the user %j by the rules the tracker checks it with, naming the field and the rule', async (user, rule) => {
+    const { send, events } = setup()
+    expect(await send([envelope({ user })])).toMatchObject({ status: 400, body: { error: { message: 'click-item: ' + rule } } })
+    expect(events()).toEqual([])
+  })
+
+  it('keeps only the user fields SPEC defines', async () => {
+    const { send, events } = setup()
+    await send([envelope({ user: { uid: 'u', sid: 's', email: 'a@shop.example', lang: ['de'], name: 'Ada' } })])
+    expect(events()[0].user).toEqual({ uid: 'u', sid: 's', email: 'a@shop.example', lang: ['de'], ip: '203.0.113.9' })
+  })
 })
 
 describe('user.ip and user.ua', () => {
