@@ -1,5 +1,5 @@
 import { feedbackError } from '../shared/error'
-import { check, checkUser } from '../shared/rules'
+import { check, checkUser, Kind } from '../shared/rules'
 import type { FeedbackError, User } from '../shared/types'
 import type { TrackerOptions } from './types'
 
@@ -29,7 +29,7 @@ export function readOptions(options: TrackerOptions, browser: boolean): ReadOpti
   if (browser && !broken) {
     try {
       // What a tracker cannot work without.
-      check('init', { key: 's', endpoint: 's' }, settings, 'options', '')
+      check('init', { key: Kind.text, endpoint: Kind.text }, settings, 'options', '')
       if (settings.user != null) user = checkUser('init', settings.user)
     } catch (error) {
       broken = error as FeedbackError
