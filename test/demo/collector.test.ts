@@ -137,11 +137,11 @@ describe('collector', () => {
     [{ properties: { item_id: 42, variant_item_id: '1' } }, 'click-item: item_id must be a non-empty string, got 42'],
     [{ properties: undefined }, 'click-item: properties must be an object'],
     [{ t_client: '2026-01-01' }, 'click-item: t_client must be a number of milliseconds'],
-    [{ user: undefined }, 'click-item: user must be an object'],
+    [{ user: undefined }, 'click-item: user is required'],
     [{ user: { uid: 'x'.repeat(33), sid: 's' } }, 'click-item: user.uid must be a string of 1 to 32 characters'],
-    [{ user: { uid: 'u' } }, 'click-item: user.sid must be a string of 1 to 32 characters'],
+    [{ user: { uid: 'u' } }, 'click-item: user.sid is required'],
     [{ user: { uid: 'u', sid: 's', ip: 7 } }, 'click-item: user.ip must be a string'],
-    [{ user: { uid: 'u', sid: 's', lang: 'en' } }, 'click-item: user.lang must be an array of strings'],
+    [{ user: { uid: 'u', sid: 's', lang: 'en' } }, 'click-item: user.lang must be an array of language codes'],
     [{ event_id: 'e'.repeat(65) }, 'click-item: event_id must be a string of at most 64 characters']
   ])("refuses %o with SPEC's error shape", async (overrides, message) => {
     const { url, file } = await start()

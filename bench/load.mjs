@@ -1,0 +1,140 @@
+import { readFileSync, writeFileSync, mkdirSync } from 'node:fs'
+import { createServer } from 'node:http'
+import { rollup } from 'rollup'
+import { nodeResolve } from '@rollup/plugin-node-resolve'
+import commonjs from '@rollup/plugin-commonjs'
+import replace from '@rollup/plugin-replace'
+import terser from '@rollup/plugin-terser'
+import { launchChromium } from './launch.mjs'
+import { median } from './click.mjs'
+import { measure } from './sizes.mjs'
+
+/*
+ * What a page load costs the main thread, each library installed as its documentation says and
+ * sending its page view to a local collector on the page's origin:
+ *
+ * - Chromium with the CPU throttled 4× (Emulation.setCPUThrottlingRate: a mid-range phone), a
+ *   fresh browser context per load, the pages' loads interleaved (one of each page, then again),
+ *   LOADS loads of each.
+ * - Per load, CDP Performance.getMetrics WINDOW_MS after the navigation began: TaskDuration
+ *   (every task of the page's main thread) and ScriptDuration (JavaScript alone). The figure of a
+ *   library is the median of its loads less the median of the same page without any library.
+ *
+ * `node bench/load.mjs` prints the table; bench/run.mjs puts it with the others.
+ */
+
+const here = new URL('.', import.meta.url)
+export const LOADS = 7
+export const WINDOW_MS = 4000
+const THROTTLING = 4
+
+const TEXT = `<h1>A product</h1><p>${'Text of a product page. '.repeat(200)}</p>`
+const STUB = `<script>window.discoveryFeedback=typeof discoveryFeedback=="function"?discoveryFeedback:function(){(discoveryFeedback.q=discoveryFeedback.q||[]).push(arguments)};</script>`
+// Algolia's documented install: a queue under the global name, then their file loaded async.
+const ALGOLIA_QUEUE = `<script>window.AlgoliaAnalyticsObject='aa';window.aa=window.aa||function(){(window.aa.queue=window.aa.queue||[]).push(arguments)};</script>`
+
+const PAGES = {
+  none: `<title>none</title>${TEXT}`,
+  'discovery-feedback': `<title>ours</title>${STUB}<script async src="/discovery-feedback.min.js" data-key="KEY" data-endpoint="/v3/feedback"></script>${TEXT}`,
+  // search-insights has no page view: a product page sends viewedObjectIDs, as Algolia's guide for product pages does.
+  'search-insights':
+    `<title>search-insights</title>${ALGOLIA_QUEUE}<script>aa('init', { appId: 'APPID', apiKey: 'KEY', host: location.origin, useCookie: true });` +
+    `aa('viewedObjectIDs', { index: 'products', eventName: 'Product viewed', objectIDs: ['item-1'] })</script>` +
+    `<script async src="/search-insights.min.js"></script>${TEXT}`,
+  'plausible-tracker': `<title>plausible</title><script defer src="/plausible-tracker.js"></script>${TEXT}`,
+  snowplow: `<title>snowplow</title><script async src="/snowplow.js"></script>${TEXT}`
+}
+
+/** Each library's file as a page loads it: ours and search-insights as shipped, the others bundled from their packages. */
+async function files() {
+  const out = {
+    '/discovery-feedback.min.js': readFileSync(new URL('../dist/discovery-feedback.min.js', here)),
+    '/search-insights.min.js': readFileSync(new URL('node_modules/search-insights/dist/search-insights.min.js', here))
+  }
+  mkdirSync(new URL('out/', here), { recursive: true })
+  for (const name of ['plausible-tracker', 'snowplow']) {
+    const bundle = await rollup({
+      input: new URL('entries/load/' + name + '.js', here).pathname,
+      plugins: [replace({ preventAssignment: true, values: { 'process.env.NODE_ENV': '"production"' } }), nodeResolve({ browser: true }), commonjs(), terser()],
+      onwarn: () => {}
+    })
+    const { output } = await bundle.generate({ format: 'iife' })
+    await bundle.close()
+    out['/' + name + '.js'] = Buffer.from(output[0].code)
+    writeFileSync(new URL('out/load-' + name + '.js', here), output[0].code)
+  }
+  return out
+}
+
+/** The pages, their files and a collector that answers anything else 200, on one origin. */
+function serve(scripts, sent) {
+  const server = createServer((request, response) => {
+    const path = request.url.split('?')[0]
+    if (scripts[path]) return response.writeHead(200, { 'content-type': 'text/javascript' }).end(scripts[path])
+    const page = PAGES[path.slice(1)]
+    if (page) return response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end('<!doctype html><meta charset="utf-8">' + page)
+    sent.push(path)
+    request.resume().on('end', () => response.writeHead(200, { 'content-type': 'text/plain' }).end())
+  })
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)))
+}
+
+/** One load of a page in a fresh context: the page's main-thread milliseconds over the window. */
+async function loadOnce(browser, url) {
+  const context = await browser.newContext()
+  const page = await context.newPage()
+  const cdp = await context.newCDPSession(page)
+  await cdp.send('Emulation.setCPUThrottlingRate', { rate: THROTTLING })
+  await cdp.send('Performance.enable')
+  const start = Date.now()
+  await page.goto(url)
+  await page.waitForTimeout(Math.max(0, WINDOW_MS - (Date.now() - start)))
+  const { metrics } = await cdp.send('Performance.getMetrics')
+  const value = (name) => metrics.find((metric) => metric.name == name).value * 1000
+  const result = { task: value('TaskDuration'), script: value('ScriptDuration') }
+  await context.close()
+  return result
+}
+
+export async function loadCost({ loads = LOADS } = {}) {
+  const scripts = await files()
+  const sent = []
+  const server = await serve(scripts, sent)
+  const origin = 'http://127.0.0.1:' + server.address().port
+  const browser = await launchChromium()
+  const runs = Object.fromEntries(Object.keys(PAGES).map((name) => [name, { task: [], script: [] }]))
+  try {
+    for (let round = 0; round < loads; round++) {
+      for (const name of Object.keys(PAGES)) {
+        const { task, script } = await loadOnce(browser, origin + '/' + name)
+        runs[name].task.push(task)
+        runs[name].script.push(script)
+      }
+    }
+  } finally {
+    await browser.close()
+    server.close()
+  }
+  const base = { task: median(runs.none.task), script: median(runs.none.script) }
+  const libraries = {}
+  for (const name of Object.keys(PAGES).filter((name) => name != 'none')) {
+    const file = Object.keys(scripts).find((path) => path.includes(name))
+    libraries[name] = {
+      taskMs: median(runs[name].task) - base.task,
+      scriptMs: median(runs[name].script) - base.script,
+      brotli: measure(scripts[file]).brotli,
+      runs: runs[name]
+    }
+  }
+  return { date: new Date().toISOString().slice(0, 10), throttling: THROTTLING, loads, windowMs: WINDOW_MS, base, libraries, requests: sent.length }
+}
+
+if (import.meta.url == 'file://' + process.argv[1]) {
+  const result = await loadCost({ loads: Number(process.argv[2]) || LOADS })
+  console.log(
+    `\n${result.date}: page load, Chromium, CPU ${result.throttling}× slower, ${result.loads} interleaved loads each, medians over ${result.windowMs} ms less the page without a library\n`
+  )
+  console.log('| library | main-thread task ms | script ms | brotli |\n|---|---|---|---|')
+  for (const [name, { taskMs, scriptMs, brotli }] of Object.entries(result.libraries))
+    console.log(`| ${name} | ${taskMs.toFixed(0)} | ${scriptMs.toFixed(0)} | ${brotli} B |`)
+}
