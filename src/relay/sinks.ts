@@ -234,44 +234,39 @@ export function forwardSink(options: ForwardSinkOptions): Sink {
   }
   const unavailable = () => new SinkUnavailable('the service is backed off after a failure', Math.max(0, engine.backoff.resumeAt() - Date.now()))
 
-  const engine = createEngine<Waiting, Outgoing>(
-    store,
-    {
-      take: (waiting, most) =>
-        format == 'spec'
-          ? specRequests(waiting, most, key, headers)
-          : batchRequests(waiting, most, key, headers, (entry) => tell([entry], new Error('an event is too large to forward'))),
-      async post(request) {
-        const answer = await post(url, request, timeout)
-        request.message = answer.message
-        return answer
-      },
-      answered(request, answer, outcome) {
-        tell(request.entries, outcome == 'delivered' ? undefined : request.refusal(answer.status, request.message!))
-        // Nothing waits for others: what waited goes in this task, with the request just freed.
-        engine.send()
-      },
-      // The sink does not retry: the relay answers 503 and the browser keeps the events. Every
-      // call waiting is told at once too, and its events stay with the browser.
-      retry(request) {
-        const failure = unavailable()
-        tell(request.entries, failure)
-        tell(
-          store.entries.filter((entry) => !entry.sending),
-          failure
-        )
-        return []
-      }
+  const engine = createEngine<Waiting, Outgoing>(store, {
+    take: (waiting, most) =>
+      format == 'spec'
+        ? specRequests(waiting, most, key, headers)
+        : batchRequests(waiting, most, key, headers, (entry) => tell([entry], new Error('an event is too large to forward'))),
+    async post(request) {
+      const answer = await post(url, request, timeout)
+      request.message = answer.message
+      return answer
     },
-    {
-      most: options.maxInFlight ?? (format == 'spec' ? SPEC_IN_FLIGHT : BATCH_IN_FLIGHT),
-      interval: 0,
-      probeFirst: true,
-      counts: { sent: 0, retried: 0 },
-      // A refusal is told by `answered`, with the service's message.
-      drop: () => {}
-    }
-  )
+    answered(request, answer, outcome) {
+      tell(request.entries, outcome == 'delivered' ? undefined : request.refusal(answer.status, request.message!))
+      // Nothing waits for others: what waited goes in this task, with the request just freed.
+      engine.send()
+    },
+    // The sink does not retry: the relay answers 503 and the browser keeps the events. Every
+    // call waiting is told at once too, and its events stay with the browser.
+    retry(request) {
+      const failure = unavailable()
+      tell(request.entries, failure)
+      tell(
+        store.entries.filter((entry) => !entry.sending),
+        failure
+      )
+      return []
+    },
+    most: options.maxInFlight ?? (format == 'spec' ? SPEC_IN_FLIGHT : BATCH_IN_FLIGHT),
+    interval: 0,
+    probeFirst: true,
+    counts: { sent: 0, retried: 0 },
+    // A refusal is told by `answered`, with the service's message.
+    drop: () => {}
+  })
 
   const withdraw = (mine: Set<Waiting>) => {
     const expired = store.entries.filter((entry) => mine.has(entry) && !entry.sending)

@@ -42,7 +42,8 @@ export function createServerTracker(options: ServerTrackerOptions): ServerTracke
   const faults = createServerFaults(options.onError, dropped)
   // Probing from the start: a process that starts during an outage (a deploy, a restart loop)
   // sends one request, not maxInFlight, until the collector answers.
-  const engine = createEngine<Queued, ServerRequest>(store, createServerTransport(options, store, faults.drop), {
+  const engine = createEngine<Queued, ServerRequest>(store, {
+    ...createServerTransport(options, store, faults.drop),
     most: maxInFlight,
     interval: flushInterval,
     batch: maxBatchEvents,
@@ -100,7 +101,7 @@ export function createServerTracker(options: ServerTrackerOptions): ServerTracke
       if (count > maxQueuedEvents) overflow(count - maxQueuedEvents)
       // A full batch leaves within this call: a burst's first request starts before it ends.
       if (count >= maxBatchEvents) engine.send()
-      else engine.queued(entry)
+      else engine.queued()
     },
     flush: ({ timeout = 10000 } = {}) => drain(timeout).then(() => {}),
     close({ timeout = 10000 } = {}) {

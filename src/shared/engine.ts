@@ -7,7 +7,7 @@ import type { Answer } from './post'
  * and the relay's forward sink. Words used with one meaning each, here and in the products:
  *   entry    one queued event; `sending` while a request carries it
  *   store    where entries wait, oldest first (the tracker's outbox, the pixel's kept queue, memory)
- *   request  one POST: a body and the entries it carries
+ *   request  one POST: a body, the entries it carries and those it asks about (`checks`)
  *   due      when the next request should start
  *   send     start requests for what waits, as many as the in-flight bound and the backoff allow
  *   settle   decide the entries of a request by its answer: delivered, refused, or tried again
@@ -32,14 +32,23 @@ export interface Queued extends Packed<{ t_client: number }> {
   sending?: boolean
 }
 
+/**
+ * One POST: its body and the entries it carries, and any entries whose delivery it only asks
+ * about (`checks`, README "Collector protocol"), which the product settles itself.
+ */
+export type Request<E extends Queued> = Body<E> & { checks?: E[] }
+
 /** Where entries wait, in order: the engine reads them and removes those that are settled. */
 export interface Store<E extends Queued> {
   readonly entries: E[]
   remove(entries: E[]): void
 }
 
-/** How a product makes and posts its requests, and what it adds to settling them. */
-export interface Transport<E extends Queued, R extends Body<E>> {
+/**
+ * What a product gives the engine besides its store: how it makes and posts its requests, what
+ * it adds to settling them, and its pace.
+ */
+export interface Transport<E extends Queued, R extends Request<E>> {
   /** The requests for entries that wait (`waiting`, oldest first), at most `most`. */
   take(waiting: E[], most: number): R[]
   /** POSTs one request; resolves the answer, status 0 for none. */
@@ -48,9 +57,6 @@ export interface Transport<E extends Queued, R extends Body<E>> {
   answered?(request: R, answer: Answer, outcome: Outcome): void
   /** After a failure: what the product does with the entries; returns those tried again (default: all). */
   retry?(request: R, answer: Answer): E[] | void
-}
-
-export interface EngineOptions<E extends Queued> {
   /** Requests in flight at most while the collector answers; one while it fails. */
   most: number
   /** Milliseconds an entry may wait for others to join its request. */
@@ -75,10 +81,10 @@ export interface EngineOptions<E extends Queued> {
  * them, then up to `most` again once one is answered. 2xx removes a request's entries, another
  * 4xx but 408 and 429 drops them as `rejected`, anything else keeps them for after the backoff.
  */
-export function createEngine<E extends Queued, R extends Body<E>>(store: Store<E>, transport: Transport<E, R>, options: EngineOptions<E>) {
-  const { most, interval, counts } = options
-  const batch = options.batch || Infinity
-  const backoff = createBackoff({ probeFirst: !!options.probeFirst })
+export function createEngine<E extends Queued, R extends Request<E>>(store: Store<E>, transport: Transport<E, R>) {
+  const { most, interval, counts } = transport
+  const batch = transport.batch || Infinity
+  const backoff = createBackoff(transport.probeFirst)
   const inFlight = new Set<R>()
   let timer: ReturnType<typeof setTimeout> | undefined
   let due = Infinity
@@ -118,17 +124,20 @@ export function createEngine<E extends Queued, R extends Body<E>>(store: Store<E
     let fresh = 0
     for (const entry of store.entries) {
       if (entry.sending) continue
-      const own = options.due?.(entry)
+      const own = transport.due?.(entry)
       if (own == null) fresh++
       at = Math.min(at, own ?? afterInterval(entry, now))
     }
     schedule(fresh >= batch ? 0 : at)
   }
 
+  /** Marks what a request carries or asks about as sending, or no longer. */
+  const mark = (request: R, sending: boolean) => request.entries.concat(request.checks || []).forEach((entry) => (entry.sending = sending))
+
   /** POSTs one request and settles its entries by the answer. */
   const start = (request: R) => {
     inFlight.add(request)
-    request.entries.forEach((entry) => (entry.sending = true))
+    mark(request, true)
     const step = backoff.step()
     transport.post(request).then((answer) => {
       // Forgotten meanwhile (forget(), or given up by the product): it is settled already.
@@ -138,7 +147,7 @@ export function createEngine<E extends Queued, R extends Body<E>>(store: Store<E
 
   const settle = (request: R, answer: Answer, step: number) => {
     const { entries } = request
-    entries.forEach((entry) => (entry.sending = false))
+    mark(request, false)
     const outcome = outcomeOf(answer.status)
     if (outcome == 'retry') {
       backoff.failed(step, answer.retryAfter)
@@ -151,7 +160,7 @@ export function createEngine<E extends Queued, R extends Body<E>>(store: Store<E
     backoff.answered()
     store.remove(entries)
     if (outcome == 'delivered') counts.sent += entries.length
-    else if (entries.length) options.drop(entries, 'rejected', 'the collector answered ' + answer.status)
+    else if (entries.length) transport.drop(entries, 'rejected', 'the collector answered ' + answer.status)
     transport.answered?.(request, answer, outcome)
     if (hurry) send()
     else plan()
@@ -160,7 +169,7 @@ export function createEngine<E extends Queued, R extends Body<E>>(store: Store<E
   /** Sends what waits now, as many requests as there are free slots. */
   function send() {
     stop()
-    if (options.allowed && !options.allowed()) return endFlush()
+    if (transport.allowed && !transport.allowed()) return endFlush()
     const free = backoff.slots(most) - inFlight.size
     // Every slot taken: the next answer sends on.
     if (free <= 0) return
@@ -187,15 +196,16 @@ export function createEngine<E extends Queued, R extends Body<E>>(store: Store<E
     start,
     stop,
     endFlush,
-    /** An entry was added: a full batch leaves now, anything less when due. Only then is the store walked. */
-    queued(entry: E) {
-      if (store.entries.length < batch) schedule(options.due?.(entry) ?? afterInterval(entry, Date.now()))
+    /** An entry was added to the end of the store: a full batch leaves now, anything less when due. Only then is the store walked. */
+    queued() {
+      const newest = store.entries.at(-1)!
+      if (store.entries.length < batch) schedule(transport.due?.(newest) ?? afterInterval(newest, Date.now()))
       else plan()
     },
     /** An entry too large for any request: removed and dropped. */
     tooLarge(entry: E) {
       store.remove([entry])
-      options.drop([entry], 'too_large')
+      transport.drop([entry], 'too_large')
     },
     /** Sends everything waiting now; resolves once none waits and none is in flight, or a request failed. */
     flush(): Promise<void> {
@@ -207,4 +217,4 @@ export function createEngine<E extends Queued, R extends Body<E>>(store: Store<E
   }
 }
 
-export type Engine<E extends Queued, R extends Body<E>> = ReturnType<typeof createEngine<E, R>>
+export type Engine<E extends Queued, R extends Request<E>> = ReturnType<typeof createEngine<E, R>>

@@ -43,7 +43,7 @@ export function createPixelDelivery(
   // Kept events of this key and collector only: a staging and a production pixel on one shop
   // never take each other's.
   const prefix = 'df_pixel_' + fnv1a64(key + ' ' + endpoint).toString(36) + '_'
-  const backoff = createBackoff({ probeFirst: false })
+  const backoff = createBackoff(false)
   let queue: PixelEntry[] = []
   // Requests in flight, each with its body's bytes.
   const inFlight = new Map<object, number>()
