@@ -1,5 +1,6 @@
-import { pack } from '../shared/batch'
-import { createBackoff, outcomeOf } from '../shared/http'
+import { MAX_BODY, pack } from '../shared/batch'
+import { createEngine, type Queued } from '../shared/engine'
+import { createMemoryStore } from '../shared/memory-store'
 import type { RelayEvent, Sink } from './types'
 
 /**
@@ -70,8 +71,6 @@ export interface ForwardSinkOptions {
   timeout?: number
 }
 
-// A batch holds at most this much, as the server sender's.
-const BODY_BYTES = 61440
 // Requests in flight by default in 'spec' format. Each carries one event per round trip, so 16
 // carry 800 events a second from a service 20 ms away, 320 from 50 ms. On loopback the relay's
 // CPU is the bound from 4 in flight up (about 2,400 events per CPU-second, bench/relay.mjs), so
@@ -81,14 +80,19 @@ const SPEC_IN_FLIGHT = 16
 const BATCH_IN_FLIGHT = 4
 
 /** An event waiting for a request, and how to tell its call what became of it. */
-type Waiting = { event: RelayEvent; settle: (error?: Error) => void }
+type Waiting = Queued & { event: RelayEvent; tell: (error?: Error) => void }
 
-/** A request ready to go: its body and headers, the events it carries, and their error should the service refuse it. */
+/**
+ * A request ready to go: its body and headers, the events it carries, and their error should the
+ * service refuse it, with the message the service gave (`message`, once answered).
+ */
 interface Outgoing {
   body: string
+  bytes: number
   headers: Record<string, string>
   entries: Waiting[]
   refusal: (status: number, message: string) => Error
+  message?: string
 }
 
 /** SPEC's envelope ("Generic event structure") and nothing else: the relay's times and the event id left out, the clock's error corrected. */
@@ -107,13 +111,16 @@ const batchEnvelope = ({ received_at, t_corrected, ...event }: RelayEvent, key: 
   t_client: t_corrected
 })
 
-/** The oldest waiting event as a request of its own (format 'spec'). */
-function specRequest(waiting: Waiting[], key: string | undefined, headers: Record<string, string>): Outgoing {
-  const entry = waiting.shift()!
+/** Each waiting event as a request of its own (format 'spec'), the oldest first. */
+const specRequests = (waiting: Waiting[], most: number, key: string | undefined, headers: Record<string, string>) =>
+  waiting.slice(0, most).map((entry) => specRequest(entry, key, headers))
+
+function specRequest(entry: Waiting, key: string | undefined, headers: Record<string, string>): Outgoing {
   const envelope = specEnvelope(entry.event, key)
   const name = entry.event.event + (entry.event.event_id ? ' ' + entry.event.event_id : '')
   return {
     body: JSON.stringify(envelope),
+    bytes: 0,
     // SPEC "General rules" 2 and "Authentication" 2: JSON, and the body's key again as X-Key.
     headers: { ...headers, 'content-type': 'application/json', 'x-key': envelope.key },
     entries: [entry],
@@ -121,29 +128,25 @@ function specRequest(waiting: Waiting[], key: string | undefined, headers: Recor
   }
 }
 
-/** What waited, in one JSON array of at most 60 KiB (format 'batch'): events that waited for a free request go together. */
-function batchRequest(waiting: Waiting[], key: string | undefined, headers: Record<string, string>): Outgoing | undefined {
-  let tooLarge = 0
+/**
+ * What waited, in JSON arrays of at most 60 KiB, one per free request (format 'batch'): events
+ * that waited for a free request go together. An event too large for any is given up at once.
+ */
+function batchRequests(
+  waiting: Waiting[],
+  most: number,
+  key: string | undefined,
+  headers: Record<string, string>,
+  giveUp: (entry: Waiting) => void
+): Outgoing[] {
   const packed = waiting.map((source) => ({ event: batchEnvelope(source.event, key), source }))
-  const [body] = pack(
-    packed,
-    BODY_BYTES,
-    ({ source }) => {
-      tooLarge++
-      source.settle(new Error('an event is too large to forward'))
-    },
-    1
-  )
-  const entries = body ? body.entries.map(({ source }) => source) : []
-  // What pack went through is the front of the list: the body's events and those too large.
-  waiting.splice(0, entries.length + tooLarge)
-  if (!body) return undefined
-  return {
+  return pack(packed, MAX_BODY, ({ source }) => giveUp(source), most).map((body) => ({
     body: body.body,
+    bytes: body.bytes,
     headers: { 'content-type': 'application/json', ...headers },
-    entries,
+    entries: body.entries.map(({ source }) => source),
     refusal: (status) => new Error('the service refused the batch: ' + status)
-  }
+  }))
 }
 
 /** What the service answered: status 0 when nothing came within `timeout`; the message of SPEC's error shape ("Errors"), if any. */
@@ -179,7 +182,7 @@ function callFailure(failure: Error, delivered: RelayEvent[], retryAt: number): 
 }
 
 /**
- * One call's events as waiting entries, and `done` once each is settled: with nothing when all
+ * One call's events as waiting entries, and `done` once each was told its fate: with nothing when all
  * were answered 2xx, otherwise with the first failure, naming the events that did get through (a
  * call's events may go in several requests) so that the relay marks them delivered. Events still
  * waiting after `timeout` are `withdrawn` and given up, so that a call never lasts longer than two
@@ -190,7 +193,7 @@ function callEntries(events: RelayEvent[], timeout: number, withdraw: (entries: 
   let failure: Error | undefined
   let retryAt = 0
   const delivered: RelayEvent[] = []
-  const settler = (event: RelayEvent) => (error?: Error) => {
+  const teller = (event: RelayEvent) => (error?: Error) => {
     if (error) failure ||= error
     else delivered.push(event)
     if (error instanceof SinkUnavailable) retryAt = Math.max(retryAt, Date.now() + error.retryAfterMs)
@@ -198,11 +201,11 @@ function callEntries(events: RelayEvent[], timeout: number, withdraw: (entries: 
     clearTimeout(expiry)
     done(failure && callFailure(failure, delivered, retryAt))
   }
-  const entries = events.map((event) => ({ event, settle: settler(event) }))
-  // Settles run later, in an answer's task, when the expiry is set.
+  const entries = events.map((event) => ({ event, tell: teller(event) }))
+  // Answers come later, in another task, when the expiry is set.
   const expiry = setTimeout(() => {
     const expired = new SinkUnavailable('no request was free for ' + timeout + ' ms', 1000)
-    withdraw(new Set(entries)).forEach(({ settle }) => settle(expired))
+    withdraw(new Set(entries)).forEach(({ tell }) => tell(expired))
   }, timeout)
   return entries
 }
@@ -223,54 +226,60 @@ export function forwardSink(options: ForwardSinkOptions): Sink {
   const { url, key, format = 'spec', timeout = 10000 } = options
   if (format != 'spec' && format != 'batch')
     throw new TypeError(`discovery-feedback: relay: forwardSink's format must be 'spec' or 'batch', not ${JSON.stringify(format)}`)
-  const maxInFlight = options.maxInFlight ?? (format == 'spec' ? SPEC_IN_FLIGHT : BATCH_IN_FLIGHT)
   const headers = lowerCased(options.headers || {})
-  const take = format == 'spec' ? specRequest : batchRequest
-  const backoff = createBackoff({ probeFirst: true })
-  let waiting: Waiting[] = []
-  let inFlight = 0
-
-  const unavailable = () => new SinkUnavailable('the service is backed off after a failure', Math.max(0, backoff.resumeAt() - Date.now()))
-
-  async function send(request: Outgoing) {
-    inFlight++
-    const step = backoff.step()
-    const { status, retryAfter, message } = await post(url, request, timeout)
-    inFlight--
-    const outcome = outcomeOf(status)
-    // A refusal is an answer too: the service is up.
-    if (outcome == 'retry') backoff.failed(step, retryAfter)
-    else backoff.answered()
-    const failure = outcome == 'delivered' ? undefined : outcome == 'retry' ? unavailable() : request.refusal(status, message)
-    request.entries.forEach(({ settle }) => settle(failure))
-    pump()
+  const store = createMemoryStore<Waiting>()
+  const tell = (entries: Waiting[], error?: Error) => {
+    store.remove(entries)
+    entries.forEach((entry) => entry.tell(error))
   }
+  const unavailable = () => new SinkUnavailable('the service is backed off after a failure', Math.max(0, engine.backoff.resumeAt() - Date.now()))
 
-  function pump() {
-    while (waiting.length && inFlight < backoff.slots(maxInFlight)) {
-      if (Date.now() < backoff.resumeAt()) {
-        // Backed off: every waiting call is told at once, and its events stay with the browser.
-        const failure = unavailable()
-        waiting.splice(0).forEach(({ settle }) => settle(failure))
-        return
-      }
-      const request = take(waiting, key, headers)
-      if (request) send(request)
-    }
-  }
+  const engine = createEngine<Waiting, Outgoing>(store, {
+    take: (waiting, most) =>
+      format == 'spec'
+        ? specRequests(waiting, most, key, headers)
+        : batchRequests(waiting, most, key, headers, (entry) => tell([entry], new Error('an event is too large to forward'))),
+    async post(request) {
+      const answer = await post(url, request, timeout)
+      request.message = answer.message
+      return answer
+    },
+    answered(request, answer, outcome) {
+      tell(request.entries, outcome == 'delivered' ? undefined : request.refusal(answer.status, request.message!))
+      // Nothing waits for others: what waited goes in this task, with the request just freed.
+      engine.send()
+    },
+    // The sink does not retry: the relay answers 503 and the browser keeps the events. Every
+    // call waiting is told at once too, and its events stay with the browser.
+    retry(request) {
+      const failure = unavailable()
+      tell(request.entries, failure)
+      tell(
+        store.entries.filter((entry) => !entry.sending),
+        failure
+      )
+      return []
+    },
+    most: options.maxInFlight ?? (format == 'spec' ? SPEC_IN_FLIGHT : BATCH_IN_FLIGHT),
+    interval: 0,
+    probeFirst: true,
+    counts: { sent: 0, retried: 0 },
+    // A refusal is told by `answered`, with the service's message.
+    drop: () => {}
+  })
 
   const withdraw = (mine: Set<Waiting>) => {
-    const expired = waiting.filter((entry) => mine.has(entry))
-    waiting = waiting.filter((entry) => !mine.has(entry))
+    const expired = store.entries.filter((entry) => mine.has(entry) && !entry.sending)
+    store.remove(expired)
     return expired
   }
 
   return (events) => {
     if (!events.length) return Promise.resolve()
-    if (Date.now() < backoff.resumeAt()) return Promise.reject(unavailable())
+    if (Date.now() < engine.backoff.resumeAt()) return Promise.reject(unavailable())
     return new Promise<void>((resolve, reject) => {
-      waiting.push(...callEntries(events, timeout, withdraw, (failure) => (failure ? reject(failure) : resolve())))
-      pump()
+      callEntries(events, timeout, withdraw, (failure) => (failure ? reject(failure) : resolve())).forEach(store.add)
+      engine.send()
     })
   }
 }

@@ -1,16 +1,14 @@
-import { pack, type Packed } from '../shared/batch'
 import { envelope } from '../shared/envelope'
+import { createEngine } from '../shared/engine'
 import { feedbackError } from '../shared/error'
+import { createMemoryStore } from '../shared/memory-store'
 import { checkUser, validate } from '../shared/rules'
-import { createBackoff, outcomeOf, withSendTime } from '../shared/http'
 import type { User } from '../shared/types'
-import { postBatch } from './post'
+import { createServerFaults } from './faults'
+import { createServerTransport, type ServerEntry as Queued, type ServerRequest } from './transport'
 import type { ServerTracker, ServerTrackerOptions } from './types'
 
-/** A queued event and the tries it has had. */
-type Queued = Packed & { tries?: number }
-
-const BODY_BYTES = 61440
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /**
  * The shopper of a call from the shop's server, checked: SPEC's user fields, with uid and sid
@@ -29,146 +27,62 @@ function serverUser(event: string, user: unknown): User {
 }
 
 /**
- * Sends events from a shop's backend (Node 18+, global fetch), with the browser's rules (the
- * HTTP policy of shared/http.ts): a few requests at a time under one backoff for the whole
- * sender, one at a time while the collector is not known to answer, with bounded memory.
+ * Sends events from a shop's backend (Node 18+, global fetch) through the engine every sender
+ * runs (shared/engine.ts), from memory: a few requests at a time under one backoff for the whole
+ * sender, one at a time while the collector is not known to answer, with bounded memory. What
+ * is its own: the secret, a timeout per request, a number of tries per event, and flush() and
+ * close() that wait through failures until a timeout.
  */
 export function createServerTracker(options: ServerTrackerOptions): ServerTracker {
-  const {
-    key,
-    endpoint,
-    maxBatchEvents = 50,
-    flushInterval = 1000,
-    maxInFlight = 4,
-    maxQueuedEvents = 20000,
-    maxAttempts = 6,
-    requestTimeout = 10000
-  } = options
+  const { key, endpoint, maxBatchEvents = 50, flushInterval = 1000, maxInFlight = 4, maxQueuedEvents = 20000 } = options
   if (!key || !endpoint) throw feedbackError('init', key ? 'endpoint' : 'key', 'is required')
   const counts = { sent: 0, retried: 0 }
   const dropped = { invalid: 0, too_large: 0, rejected: 0, overflow: 0, undelivered: 0 }
-  let queue: Queued[] = []
-  const inFlight = new Set<AbortController>()
-  let carried = 0
+  const store = createMemoryStore<Queued>()
+  const faults = createServerFaults(options.onError, dropped)
   // Probing from the start: a process that starts during an outage (a deploy, a restart loop)
   // sends one request, not maxInFlight, until the collector answers.
-  const backoff = createBackoff({ probeFirst: true })
-  let timer: ReturnType<typeof setTimeout> | undefined
-  let due = Infinity
-  let hurry = false
+  const engine = createEngine<Queued, ServerRequest>(store, {
+    ...createServerTransport(options, store, faults.drop),
+    most: maxInFlight,
+    interval: flushInterval,
+    batch: maxBatchEvents,
+    probeFirst: true,
+    counts,
+    drop: faults.drop
+  })
   let closed = false
-  const idle = new Set<() => void>()
 
-  const report = (error: Error) => {
-    try {
-      if (options.onError) options.onError(error)
-      else console.error(error.message)
-    } catch {
-      // A failing handler must not turn one fault into two.
+  /** Entries that wait for a request: those in flight are not counted. */
+  const waiting = () => {
+    let count = store.entries.length
+    for (const request of engine.inFlight) count -= request.entries.length
+    return count
+  }
+
+  /** Beyond maxQueuedEvents waiting, the oldest go. */
+  const overflow = (excess: number) => {
+    const over: Queued[] = []
+    for (const entry of store.entries) {
+      if (over.length == excess) break
+      if (!entry.sending) over.push(entry)
     }
-  }
-  const drop = (count: number, reason: keyof typeof dropped, why: string) => {
-    dropped[reason] += count
-    report(feedbackError(undefined, undefined, count + (count == 1 ? ' event' : ' events') + ' dropped: ' + why))
-  }
-  // Overflow is reported once per burst, not once per event of a 50,000-event burst.
-  let overflowing = 0
-  const overflow = (count: number) => {
-    if (!overflowing) {
-      queueMicrotask(() => {
-        drop(overflowing, 'overflow', 'more than ' + maxQueuedEvents + ' waited for the collector')
-        overflowing = 0
-      })
-    }
-    overflowing += count
-  }
-
-  /** Runs `pump` at `at` (ms since epoch), or sooner if it is already due sooner. */
-  const wake = (at: number) => {
-    if (at >= due) return
-    clearTimeout(timer)
-    due = at
-    timer = setTimeout(
-      () => {
-        due = Infinity
-        pump()
-      },
-      Math.max(0, at - Date.now())
-    )
-  }
-
-  function settle() {
-    if (!queue.length && !inFlight.size) idle.forEach((resolve) => resolve())
-  }
-
-  /** Starts requests while a slot is free, the backoff allows and a batch is ready (or asked for). */
-  function pump() {
-    const now = Date.now()
-    if (now < backoff.resumeAt()) return wake(backoff.resumeAt())
-    while (queue.length && inFlight.size < backoff.slots(maxInFlight)) {
-      // t_client is when the oldest was tracked; a clock set back meanwhile must not hold it longer.
-      const oldest = Math.min(queue[0].event.t_client, now)
-      if (!hurry && queue.length < maxBatchEvents && now - oldest < flushInterval) return wake(oldest + flushInterval)
-      // One body at a time, as large as 60 KiB allows: events that waited for a slot go together.
-      const taken = new Set<Queued>()
-      const tooLarge = (entry: Queued) => {
-        taken.add(entry)
-        drop(1, 'too_large', entry.event.event + ' is too large for a request')
-      }
-      const [batch] = pack(queue, BODY_BYTES, tooLarge, 1)
-      if (batch) batch.entries.forEach((entry) => taken.add(entry))
-      queue = queue.filter((entry) => !taken.has(entry))
-      if (batch) send(batch.body, batch.entries)
-    }
-    settle()
-  }
-
-  async function send(body: string, batch: Queued[]) {
-    const controller = new AbortController()
-    inFlight.add(controller)
-    carried += batch.length
-    const step = backoff.step()
-    const { status, retryAfter } = await postBatch(withSendTime(endpoint, Date.now()), body, requestTimeout, controller, options.secret)
-    // Given up by close(): already counted there, and no longer carried.
-    if (!inFlight.delete(controller)) return
-    carried -= batch.length
-    const outcome = outcomeOf(status)
-    if (outcome == 'delivered') {
-      counts.sent += batch.length
-      backoff.answered()
-    } else if (outcome == 'refused') {
-      // Refused, but answered: the collector is up.
-      backoff.answered()
-      drop(batch.length, 'rejected', 'the collector answered ' + status)
-    } else {
-      backoff.failed(step, retryAfter)
-      for (const entry of batch) entry.tries = (entry.tries || 0) + 1
-      const spent = batch.filter((entry) => entry.tries! >= maxAttempts)
-      const again = batch.filter((entry) => entry.tries! < maxAttempts)
-      if (spent.length) drop(spent.length, 'undelivered', 'the collector answered ' + (status || 'nothing') + ' ' + maxAttempts + ' times')
-      counts.retried += again.length
-      // Back at the front, in their order: they are the oldest.
-      queue = [...again, ...queue]
-    }
-    pump()
+    store.remove(over)
+    faults.overflow(over.length, maxQueuedEvents)
   }
 
   /** Resolves when nothing waits or flies, or after `timeout` ms: true if it timed out. */
-  function drain(timeout: number): Promise<boolean> {
-    hurry = true
-    pump()
-    if (!queue.length && !inFlight.size) return Promise.resolve(false)
-    return new Promise((resolve) => {
-      const done = (late: boolean) => {
-        clearTimeout(limit)
-        idle.delete(finished)
-        if (!idle.size) hurry = closed
-        resolve(late)
-      }
-      const finished = () => done(false)
-      const limit = setTimeout(() => done(true), timeout)
-      idle.add(finished)
-    })
+  async function drain(timeout: number): Promise<boolean> {
+    let late = false
+    let limit: ReturnType<typeof setTimeout> | undefined
+    const expired = new Promise<void>((resolve) => (limit = setTimeout(() => resolve(void (late = true)), timeout)))
+    // A flush ends at a failure; the sender waits out the backoff and flushes again.
+    while (store.entries.length && !late) {
+      await Promise.race([engine.flush(), expired])
+      if (store.entries.length && !late) await Promise.race([pause(engine.backoff.resumeAt() - Date.now()), expired])
+    }
+    clearTimeout(limit)
+    return late
   }
 
   return {
@@ -182,14 +96,12 @@ export function createServerTracker(options: ServerTrackerOptions): ServerTracke
         dropped.invalid++
         throw error
       }
-      queue.push(entry)
-      if (queue.length > maxQueuedEvents) {
-        const over = queue.length - maxQueuedEvents
-        queue = queue.slice(over)
-        overflow(over)
-      }
-      if (queue.length >= maxBatchEvents) pump()
-      else wake(entry.event.t_client + flushInterval)
+      store.add(entry)
+      const count = waiting()
+      if (count > maxQueuedEvents) overflow(count - maxQueuedEvents)
+      // A full batch leaves within this call: a burst's first request starts before it ends.
+      if (count >= maxBatchEvents) engine.send()
+      else engine.queued()
     },
     flush: ({ timeout = 10000 } = {}) => drain(timeout).then(() => {}),
     close({ timeout = 10000 } = {}) {
@@ -197,15 +109,13 @@ export function createServerTracker(options: ServerTrackerOptions): ServerTracke
       return drain(timeout).then((late) => {
         if (!late) return
         // Out of time: what waits or flies now is given up, and said so.
-        const left = queue.length + carried
-        queue = []
-        carried = 0
-        inFlight.forEach((controller) => controller.abort())
-        inFlight.clear()
-        clearTimeout(timer)
-        if (left) drop(left, 'undelivered', 'close() ran out of time after ' + timeout + ' ms')
+        engine.inFlight.forEach((request) => request.controller.abort())
+        engine.inFlight.clear()
+        engine.stop()
+        const left = store.clear()
+        if (left.length) faults.drop(left, 'undelivered', 'close() ran out of time after ' + timeout + ' ms')
       })
     },
-    stats: () => ({ queued: queue.length + carried, ...counts, dropped: { ...dropped } })
+    stats: () => ({ queued: store.entries.length, ...counts, dropped: { ...dropped } })
   }
 }

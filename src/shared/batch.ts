@@ -24,6 +24,13 @@ export const byteLength = (text: string) => text.length + (text.match(/[^\0-\x7f
 /** Whether an event alone, between the array's brackets, is over `maxBytes`. */
 export const tooLarge = (entry: Packed<unknown>, maxBytes: number) => byteLength(jsonOf(entry)) + 2 > maxBytes
 
+/**
+ * The largest body any sender makes: 60 KiB, which leaves room for request overhead within the
+ * browser's 64 KiB budget of keepalive requests (shared/keepalive.ts). The server sender and the
+ * relay keep to it too, so that a collector sees the same bodies from every sender.
+ */
+export const MAX_BODY = 61440
+
 /** A request body: the JSON array text, the entries it carries and its UTF-8 size. */
 export interface Body<Entry extends Packed<unknown>> {
   body: string

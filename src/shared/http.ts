@@ -44,7 +44,7 @@ const LAST_STEP = 60000
  * that struggles sees at most one request per step; then up to the sender's bound again
  * (`slots`). `probeFirst`: the sender starts that way too, before anything is known.
  */
-export function createBackoff({ probeFirst }: { probeFirst: boolean }) {
+export function createBackoff(probeFirst?: boolean) {
   let failures = 0
   let resumeAt = 0
   let healthy = !probeFirst

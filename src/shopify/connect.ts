@@ -64,7 +64,7 @@ export function connectShopify(api: PixelApi, options: ShopifyOptions): ShopifyC
 
   const identity = createPixelIdentity(api.browser.cookie, settings, api.init.context.document.location)
   const delivery = createPixelDelivery(settings, settings.flushInterval ?? 1000, api.browser.localStorage, counts, (entries, reason, why) =>
-    faults.drop(entries.length, reason, entries[0].event.event, why)
+    faults.drop(entries.length, reason, entries[0].event.event, why || 'too large for a request')
   )
   const mapping = createMapping(settings.itemIds)
   let consent: Consent = initialConsent(api, settings)
@@ -86,7 +86,7 @@ export function connectShopify(api: PixelApi, options: ShopifyOptions): ShopifyC
       const user = { uid, sid, ua: context.navigator.userAgent, lang: [...context.navigator.languages] }
       // t_client is when the shopper did it, as Shopify stamped it, not when the cookies answered.
       const made = envelope(event, properties, settings.key, user)
-      delivery.add({ event: { ...made, t_client: Date.parse(timestamp) || made.t_client } }, event == 'purchase')
+      delivery.add({ event: { ...made, t_client: Date.parse(timestamp) || made.t_client } })
     })
 
   /** The way of every event: the rules, then consent, then delivery. Throws a FeedbackError naming the event, the field and the rule. */

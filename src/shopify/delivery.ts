@@ -1,21 +1,24 @@
 import type { BrowserLocalStorage } from '@shopify/web-pixels-extension'
-import { jsonOf, pack, type Packed } from '../shared/batch'
-import { createBackoff, outcomeOf, withSendTime } from '../shared/http'
+import { jsonOf, MAX_BODY, pack, type Body } from '../shared/batch'
+import { createEngine, type Queued } from '../shared/engine'
+import { withSendTime } from '../shared/http'
+import { KEEPALIVE_BUDGET, keepaliveHeld } from '../shared/keepalive'
+import { createMemoryStore } from '../shared/memory-store'
 import { fnv1a64 } from '../shared/order-event-id'
 import { post } from '../shared/post'
 import type { Envelope } from '../shared/types'
 
 // Requests in flight: a checkout tracks a handful of events, and every request is a keepalive
-// one, which together may hold 64 KiB at most (Fetch standard, "keepalive"). A body is at most
-// 60 KiB, as the storefront tracker's.
+// one, which together may hold 64 KiB at most (shared/keepalive.ts).
 const MAX_IN_FLIGHT = 2
-const KEEPALIVE_BUDGET = 65536
-const MAX_BODY = 61440
 // Kept events older than this are not sent any more (the storefront outbox's bound too).
 const MAX_AGE = 7 * 864e5
 const MAX_KEPT = 200
 
-export type PixelEntry = Packed<Envelope> & { sending?: boolean }
+export type PixelEntry = Queued & { event: Envelope }
+
+/** A request of the pixel, and the keepalive bytes it holds: all of its body's. */
+type PixelRequest = Body<PixelEntry> & { held: number }
 
 export interface PixelCounts {
   sent: number
@@ -23,9 +26,9 @@ export interface PixelCounts {
 }
 
 /**
- * Sends a pixel's events: by fetch with keepalive (sendBeacon is deprecated in pixels), a
- * purchase at once and anything else after `interval`, retried under the HTTP policy both other
- * senders follow (shared/http.ts): after a failure, one request at a time until one succeeds.
+ * Sends a pixel's events through the engine every sender runs (shared/engine.ts): by fetch with
+ * keepalive (sendBeacon is deprecated in pixels), a purchase at once and anything else after
+ * `interval`, at most two requests in flight and, together, 64 KiB of keepalive bodies.
  *
  * The sandbox has no storage of the shop's except the Standard API's asynchronous
  * `browser.localStorage`: once consent allows, each event is written there as it is queued,
@@ -38,21 +41,14 @@ export function createPixelDelivery(
   interval: number,
   storage: BrowserLocalStorage,
   counts: PixelCounts,
-  refused: (entries: PixelEntry[], reason: 'rejected' | 'too_large', detail: string) => void
+  drop: (entries: PixelEntry[], reason: 'rejected' | 'too_large', detail?: string) => void
 ) {
   // Kept events of this key and collector only: a staging and a production pixel on one shop
   // never take each other's.
   const prefix = 'df_pixel_' + fnv1a64(key + ' ' + endpoint).toString(36) + '_'
-  const backoff = createBackoff({ probeFirst: false })
-  let queue: PixelEntry[] = []
-  // Requests in flight, each with its body's bytes.
-  const inFlight = new Map<object, number>()
   // Ids this page delivered: a kept copy read back after that is not sent again.
   const delivered = new Set<string>()
-  let timer: ReturnType<typeof setTimeout> | undefined
-  let due = Infinity
   let persist = false
-  const idle: (() => void)[] = []
 
   // Storage is the top frame's, a message away: a failure there (full, blocked, the page
   // going) leaves the event in memory only, and is no reason to stop sending.
@@ -67,87 +63,43 @@ export function createPixelDelivery(
     return keys.filter((name): name is string => !!name?.startsWith(prefix))
   }
 
-  const endFlushes = () => idle.splice(0).forEach((resolve) => resolve())
-  const settled = () => {
-    if (!queue.length && !inFlight.size) endFlushes()
-  }
+  // The engine's store: the queue in memory, each removal deleted from the shop's storage too.
+  const queue = createMemoryStore(unkeep)
 
-  const schedule = (at: number) => {
-    at = Math.max(at, backoff.resumeAt())
-    if (at >= due) return
-    clearTimeout(timer)
-    due = at
-    timer = setTimeout(send, Math.max(0, at - Date.now()))
-  }
-
-  const without = (gone: PixelEntry[]) => {
-    queue = queue.filter((entry) => !gone.includes(entry))
-    unkeep(gone)
-  }
-
-  /** The collector's answer to one request: the events are delivered, refused, or wait out the backoff. */
-  const settle = (entries: PixelEntry[], status: number, retryAfter: string | null | undefined, step: number) => {
-    entries.forEach((entry) => (entry.sending = false))
-    const outcome = outcomeOf(status)
-    if (outcome == 'retry') {
-      counts.retried += entries.length
-      backoff.failed(step, retryAfter)
-      // The events wait out the backoff: a flush() ends here.
-      endFlushes()
-    } else {
-      backoff.answered()
-      without(entries)
-      if (outcome == 'delivered') {
-        counts.sent += entries.length
-        entries.forEach((entry) => delivered.add(entry.event.event_id))
-      } else refused(entries, 'rejected', 'the collector answered ' + status)
-    }
-    if (queue.some((entry) => !entry.sending)) schedule(0)
-    settled()
-  }
-
-  /** Sends what waits, as many bodies as the collector's health and the keepalive budget allow. */
-  function send() {
-    clearTimeout(timer)
-    due = Infinity
-    if (Date.now() < backoff.resumeAt()) {
-      endFlushes()
-      return schedule(backoff.resumeAt())
-    }
-    const free = backoff.slots(MAX_IN_FLIGHT) - inFlight.size
-    // Every slot taken: the next answer sends on.
-    if (free <= 0) return
-    const tooLarge = (entry: PixelEntry) => {
-      without([entry])
-      refused([entry], 'too_large', 'too large for a request')
-    }
-    const waiting = queue.filter((entry) => !entry.sending)
-    for (const { body, entries, bytes } of pack(waiting, MAX_BODY, tooLarge, free)) {
-      const held = [...inFlight.values()].reduce((sum, size) => sum + size, 0)
-      // Over the keepalive budget: this body waits for an answer to free some.
-      if (held + bytes > KEEPALIVE_BUDGET) break
-      const request = {}
-      inFlight.set(request, bytes)
-      entries.forEach((entry) => (entry.sending = true))
-      const step = backoff.step()
-      post(withSendTime(endpoint, Date.now()), body, true).then(({ status, retryAfter }) => {
-        inFlight.delete(request)
-        settle(entries, status, retryAfter, step)
-      })
-    }
-    settled()
-  }
+  const engine = createEngine<PixelEntry, PixelRequest>(queue, {
+    take(waiting, most) {
+      const requests: PixelRequest[] = []
+      let held = keepaliveHeld(engine.inFlight)
+      for (const body of pack(waiting, MAX_BODY, engine.tooLarge, most)) {
+        held += body.bytes
+        // Over the keepalive budget: this body waits for an answer to free some.
+        if (held > KEEPALIVE_BUDGET) break
+        requests.push({ ...body, held: body.bytes })
+      }
+      return requests
+    },
+    post: (request) => post(withSendTime(endpoint, Date.now()), request.body, true),
+    answered(request, _answer, outcome) {
+      if (outcome == 'delivered') request.entries.forEach((entry) => delivered.add(entry.event.event_id))
+    },
+    most: MAX_IN_FLIGHT,
+    interval,
+    // A purchase leaves at once.
+    due: (entry) => (entry.event.event == 'purchase' ? 0 : undefined),
+    counts,
+    drop
+  })
 
   return {
     get queued() {
-      return queue.length
+      return queue.entries.length
     },
 
-    /** Queues an event: a purchase (`now`) leaves at once, anything else within `interval`. */
-    add(entry: PixelEntry, now: boolean) {
-      queue.push(entry)
+    /** Queues an event: a purchase leaves at once, anything else within `interval`. */
+    add(entry: PixelEntry) {
+      queue.add(entry)
       keep(entry)
-      schedule(now ? 0 : Math.min(entry.event.t_client, Date.now()) + interval)
+      engine.queued()
     },
 
     /**
@@ -157,7 +109,7 @@ export function createPixelDelivery(
      */
     async adopt() {
       persist = true
-      queue.forEach(keep)
+      queue.entries.forEach(keep)
       try {
         const names = (await keptKeys()).slice(0, MAX_KEPT)
         const texts = await Promise.all(names.map((name) => storage.getItem(name)))
@@ -172,21 +124,20 @@ export function createPixelDelivery(
           const id = event?.event_id
           if (!id || event!.key != key || !(event!.t_client > oldest)) {
             storage.removeItem(name).catch(() => {})
-          } else if (!delivered.has(id) && !queue.some((entry) => entry.event.event_id == id)) {
-            queue.push({ event: event!, wire: texts[index]! })
+          } else if (!delivered.has(id) && !queue.entries.some((entry) => entry.event.event_id == id)) {
+            queue.add({ event: event!, wire: texts[index]! })
           }
         })
       } catch {
         // The shop's storage cannot be read: nothing to take over.
       }
-      if (queue.length) schedule(0)
+      engine.send()
     },
 
     /** Consent declined: nothing waits, and nothing of ours stays in the shop's storage. */
     async forget() {
       persist = false
-      unkeep(queue)
-      queue = []
+      unkeep(queue.clear())
       try {
         for (const name of await keptKeys()) await storage.removeItem(name)
       } catch {
@@ -195,10 +146,6 @@ export function createPixelDelivery(
     },
 
     /** Sends everything now; resolves once nothing waits or flies, or a request failed. */
-    flush(): Promise<void> {
-      const flushed = new Promise<void>((resolve) => idle.push(resolve))
-      send()
-      return flushed
-    }
+    flush: engine.flush
   }
 }

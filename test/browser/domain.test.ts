@@ -1,8 +1,9 @@
 // @vitest-environment jsdom
 // @vitest-environment-options { "url": "https://www.shop.example.co.uk/p/1" }
 import Cookies from 'js-cookie'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { createIdentity, siteDomain } from '../../src/browser/identity'
+import { spyOnCookieWrites } from '../support/cookies'
 
 describe('cookieDomain: auto', () => {
   it('finds the registrable domain, never the public suffix', () => {
@@ -12,14 +13,11 @@ describe('cookieDomain: auto', () => {
   })
 
   it('writes the identity cookies on it, so every subdomain shares the shopper', () => {
-    const set: unknown[] = []
-    const original = Cookies.set
-    Cookies.set = ((...args: Parameters<typeof Cookies.set>) => {
-      set.push(args[2]!.domain)
-      return original(...args)
-    }) as typeof Cookies.set
+    const writes = spyOnCookieWrites()
     createIdentity({ key: 'k', endpoint: '/c', cookieDomain: 'auto' }, {}).user(true)
-    Cookies.set = original
+    // The identity cookies' writes, not the probe's.
+    const set = writes.mock.calls.filter(([name]) => name != 'df_probe').map(([, , attributes]) => attributes.domain)
+    vi.restoreAllMocks()
     expect(set.filter((domain) => domain == 'example.co.uk').length).toBeGreaterThanOrEqual(2)
   })
 })

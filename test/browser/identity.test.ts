@@ -2,6 +2,7 @@ import Cookies from 'js-cookie'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { createIdentity } from '../../src/browser/identity'
 import { checkUser } from '../../src/shared/rules'
+import { blockCookieReads, spyOnCookieWrites } from '../support/cookies'
 
 const options = { key: 'k', endpoint: '/c' }
 
@@ -67,7 +68,7 @@ describe('identity', () => {
     // jsdom's cookie jar counts Max-Age from the last read, so reading alone would look like a
     // renewal there; a browser counts it from the write. What the page writes is what rolls.
     vi.useFakeTimers({ now: new Date('2026-01-01T10:00:00Z') })
-    const set = vi.spyOn(Cookies, 'set')
+    const set = spyOnCookieWrites()
     const identity = createIdentity(options, {})
     const sids: string[] = []
     for (const minutes of [0, 10, 29, 29]) {
@@ -116,7 +117,7 @@ describe('identity', () => {
   })
 
   it('keeps ids steady in memory where cookies are blocked', () => {
-    vi.spyOn(Cookies, 'get').mockReturnValue(undefined as never)
+    blockCookieReads()
     const identity = createIdentity(options, {})
     const first = identity.user(true)
     expect(identity.user(true)).toEqual(first)
@@ -124,7 +125,7 @@ describe('identity', () => {
 
   it('writes SameSite=Lax, path=/, a 400-day uid and the session-long sid as Max-Age; Secure only on https', () => {
     vi.useFakeTimers({ now: new Date('2026-01-01T10:00:00Z') })
-    const set = vi.spyOn(Cookies, 'set')
+    const set = spyOnCookieWrites()
     createIdentity({ ...options, cookieDomain: 'localhost' }, {}).user(true)
     const [uidCall, sidCall] = set.mock.calls
     expect(uidCall[0]).toBe('df_uid')

@@ -27,19 +27,19 @@ describe('the HTTP policy both senders follow', () => {
   })
 
   it('probes with one request after a failure and widens once one succeeds; a sender may start probing', () => {
-    const trusting = createBackoff({ probeFirst: false })
+    const trusting = createBackoff(false)
     expect(trusting.slots(6)).toBe(6)
     trusting.failed(trusting.step(), '0')
     expect(trusting.slots(6)).toBe(1)
     trusting.answered()
     expect(trusting.slots(6)).toBe(6)
-    expect(createBackoff({ probeFirst: true }).slots(4)).toBe(1)
+    expect(createBackoff(true).slots(4)).toBe(1)
   })
 
   it('counts the requests of one step that fail together as one failure', () => {
     vi.useFakeTimers({ now: 0 })
     vi.spyOn(Math, 'random').mockReturnValue(0.999)
-    const backoff = createBackoff({ probeFirst: false })
+    const backoff = createBackoff(false)
     const step = backoff.step()
     for (let i = 0; i < 6; i++) backoff.failed(step, null)
     // One failure: the first step, about a second.
@@ -51,7 +51,7 @@ describe('the HTTP policy both senders follow', () => {
   it('waits at least the first step for a request that failed after the count was reset', () => {
     vi.useFakeTimers({ now: 0 })
     vi.spyOn(Math, 'random').mockReturnValue(0)
-    const backoff = createBackoff({ probeFirst: false })
+    const backoff = createBackoff(false)
     const early = backoff.step()
     backoff.failed(early, null)
     const later = backoff.step()
