@@ -23,12 +23,14 @@ export function createAddons(report: (error: FeedbackError) => void) {
   const each = (call: (addon: Addon) => void) => addons.forEach((addon) => hear(addon, call))
 
   return {
-    /** Adds one, which hears at once what the others heard last; returns its removal. */
+    /** Adds one, which hears at once the view and the consent the others heard last; returns its removal. */
     add(addon: Addon, lastView: string | undefined, consent: Consent) {
       if (!addon || typeof addon != 'object') throw feedbackError('use', 'addon', 'must be an object')
       addons.add(addon)
-      hear(addon, () => addon.view?.(lastView))
-      hear(addon, () => addon.consent?.(consent))
+      hear(addon, () => {
+        addon.view?.(lastView)
+        addon.consent?.(consent)
+      })
       return () => {
         addons.delete(addon)
       }
@@ -43,7 +45,11 @@ export function createAddons(report: (error: FeedbackError) => void) {
       })
       return properties
     },
-    outcome: (outcome: Outcome) => each((addon) => addon.outcome?.(outcome)),
+    /** What became of an event: taken when `error` is undefined. */
+    outcome(event: EventName, properties: unknown, error?: FeedbackError) {
+      const outcome: Outcome = { event, properties, error }
+      each((addon) => addon.outcome?.(outcome))
+    },
     view: (url: string | undefined) => each((addon) => addon.view?.(url)),
     consent: (state: Consent) => each((addon) => addon.consent?.(state))
   }

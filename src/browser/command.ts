@@ -1,40 +1,32 @@
 import type { EventName, EventProperties, User } from '../shared/types'
 import { attempt } from '../shared/attempt'
-import type { Addon, CommandFunction, Consent, Tracker, TrackerOptions } from './types'
+import type { CommandFunction, Tracker, TrackerOptions } from './types'
 
 /** A call as a page makes it: a command and its arguments, not yet checked. */
 export type Call = [command: unknown, ...args: unknown[]]
 
+// The commands that call the tracker's method of the same name with their one argument.
+const METHODS = ['flush', 'consent', 'reset', 'use'] as const
+
 /**
  * Runs one command on the tracker. The arguments are the page's, unchecked: the tracker's
- * methods check them and report what is wrong. Strict comparisons only: a command that is an
- * object must reach the rules, not have its toString run here.
+ * methods check them and report what is wrong. Strict comparisons only (`includes` converts
+ * nothing): a command that is an object must reach the rules, not have its toString run here.
+ * 'flush' returns its promise, so that a page can wait for the events to go before it navigates.
  */
 function run(tracker: Tracker, [command, argument]: Call) {
-  switch (command) {
-    case 'flush':
-      // Its promise, so that a page can wait for the events to go before it navigates.
-      return tracker.flush()
-    case 'consent':
-      return tracker.consent(argument as Consent)
-    case 'reset':
-      return tracker.reset()
-    case 'user':
-      return tracker.identify(argument as Partial<User>)
-    case 'use':
-      return tracker.use(argument as Addon)
-    default:
-      // Any other command is an event; the rules refuse one that is not SPEC's, by name.
-      return tracker.track(command as EventName, argument as EventProperties[EventName])
-  }
+  if (command === 'user') return tracker.identify(argument as Partial<User>)
+  if (METHODS.includes(command as (typeof METHODS)[number])) return (tracker[command as (typeof METHODS)[number]] as (argument: unknown) => unknown)(argument)
+  // Any other command is an event; the rules refuse one that is not SPEC's, by name.
+  return tracker.track(command as EventName, argument as EventProperties[EventName])
 }
 
 /**
  * Calls waiting for the tracker, in the order they are replayed: the add-ons' 'use' first, so
  * that an add-on hears the events the page queued before its own script ran (README
- * "Extending the tracker"); the rest in the order the page made them.
+ * "Extending the tracker"); the rest in the order the page made them (sort is stable).
  */
-export const addonsFirst = (calls: Call[]) => [...calls.filter((call) => call[0] === 'use'), ...calls.filter((call) => call[0] !== 'use')]
+export const addonsFirst = (calls: Call[]) => calls.sort((one, other) => +(other[0] === 'use') - +(one[0] === 'use'))
 
 /**
  * The script tag's `discoveryFeedback(command, ...args)`. Calls before 'init' wait, and 'init'

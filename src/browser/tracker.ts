@@ -56,9 +56,6 @@ export function createTracker(options: TrackerOptions): Tracker {
     delivery!.queued()
   }
 
-  /** Tells the add-ons what became of an event; `rule` says why it was not taken. */
-  const refuse = (event: EventName, properties: unknown, rule: string) => addons.outcome({ event, properties, error: feedbackError(event, undefined, rule) })
-
   /**
    * The way of every event, one direction: the add-ons, the rules, the envelope, the outbox, then
    * a word to delivery and the add-ons. A view-page is completed from the page first: its URL, the
@@ -74,20 +71,20 @@ export function createTracker(options: TrackerOptions): Tracker {
     if (event == 'view-page' && (input == null || typeof input == 'object'))
       input = { url: location.href, ref: lastUrl ?? document.referrer, width: innerWidth, height: innerHeight, ...input }
     const changed = addons.change(event, input)
-    if (changed == DROPPED) return refuse(event, input, 'dropped by an add-on')
+    if (changed == DROPPED) return addons.outcome(event, input, feedbackError(event, undefined, 'dropped by an add-on'))
     input = changed
     let properties
     try {
       properties = validate(event, input)
     } catch (caught) {
-      addons.outcome({ event, properties: input, error: asFeedbackError(caught) })
+      addons.outcome(event, input, asFeedbackError(caught))
       throw caught
     }
-    if (consent == 'denied') return refuse(event, properties, 'not tracked: consent denied')
+    if (consent == 'denied') return addons.outcome(event, properties, feedbackError(event, undefined, 'not tracked: consent denied'))
     // SPEC "Event kinds": a click-item is sent along with add-to-cart, whichever way it is
     // tracked. Its rules pick its fields out of the add-to-cart's, which passed stricter ones.
     if (event == 'add-to-cart') push('click-item', validate('click-item', properties))
-    addons.outcome({ event, properties, error: push(event, properties) })
+    addons.outcome(event, properties, push(event, properties))
     if (event == 'view-page') addons.view((lastUrl = properties.url as string))
   }
 
