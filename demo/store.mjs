@@ -31,7 +31,6 @@ const FILES = new Map(
     ['/esm/index.mjs', '../dist/index.mjs', JS],
     ['/esm/nanoid.js', '../node_modules/nanoid/index.browser.js', JS],
     ['/esm/url-alphabet/index.js', '../node_modules/nanoid/url-alphabet/index.js', JS],
-    ['/esm/js-cookie.mjs', '../node_modules/js-cookie/dist/js.cookie.mjs', JS],
     ['/store/store.css', './store/store.css', CSS],
     ['/store/cart.js', './store/cart.js', JS],
     ['/store/search-and-shelves.js', './store/search-and-shelves.js', JS],
@@ -212,7 +211,7 @@ function spa(context) {
   // This is an app that imports the ES module; the library sends one view-page per route by itself.
   return `<!doctype html><html lang="en"><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>SPA · Demo store</title><link rel="stylesheet" href="/store/store.css">
-<script type="importmap">{"imports":{"discovery-feedback":"/esm/index.mjs","nanoid":"/esm/nanoid.js","js-cookie":"/esm/js-cookie.mjs"}}</script>
+<script type="importmap">{"imports":{"discovery-feedback":"/esm/index.mjs","nanoid":"/esm/nanoid.js"}}</script>
 <header><strong>Demo store · SPA</strong><a data-route href="/spa">Start</a><a data-route href="/spa/new">New</a><a data-route href="/spa/sale">Sale</a><a data-route href="/spa/about">About</a><a href="/">Store</a><a href="/inspector" target="_blank">Inspector</a></header>
 <main id="app"></main>
 <footer>Each route is a view-page with the previous URL as ref: see the <a href="/inspector" target="_blank">inspector</a>.</footer>

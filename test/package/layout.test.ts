@@ -73,11 +73,17 @@ describe('the source tree', () => {
     expect(found).toEqual([])
   })
 
-  it('keeps browser-only packages out of shared/, server/ and relay/, where servers run', () => {
-    const browserOnly = ['js-cookie']
-    const found = [...sources(join(src, 'shared')), ...sources(join(src, 'server')), ...sources(join(src, 'relay'))].flatMap((file) =>
+  it("imports only the packages a user installs with it: its dependencies, and its peers' types", () => {
+    const manifest = JSON.parse(readFileSync(join(process.cwd(), 'package.json'), 'utf8'))
+    const installed = Object.keys(manifest.dependencies)
+    const peers = Object.keys(manifest.peerDependencies)
+    const found = sources(src).flatMap((file) =>
       importsOf(file)
-        .filter(({ specifier }) => browserOnly.includes(specifier))
+        .filter(({ folder, specifier, typeOnly }) => {
+          if (folder != 'package' || specifier.startsWith('node:')) return false
+          const name = specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/')
+          return !installed.includes(name) && !(typeOnly && peers.includes(name))
+        })
         .map(({ specifier }) => `${relative(src, file)} imports ${specifier}`)
     )
     expect(found).toEqual([])

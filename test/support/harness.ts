@@ -109,7 +109,6 @@ const STATIC: Record<string, () => Buffer> = {
   '/esm/index.mjs': () => file('../../dist/index.mjs'),
   '/esm/nanoid.js': () => file('../../node_modules/nanoid/index.browser.js'),
   '/esm/url-alphabet/index.js': () => file('../../node_modules/nanoid/url-alphabet/index.js'),
-  '/esm/js-cookie.mjs': () => file('../../node_modules/js-cookie/dist/js.cookie.mjs'),
   '/fuzz.mjs': () => file('./fuzz.mjs')
 }
 
@@ -118,7 +117,7 @@ export const STUB = '<script>' + README_STUB + '</script>'
 
 /** This import map lets a page `import { createTracker } from 'discovery-feedback'`. */
 export const IMPORT_MAP =
-  '<script type="importmap">{"imports":{"discovery-feedback":"/esm/index.mjs","nanoid":"/esm/nanoid.js","js-cookie":"/esm/js-cookie.mjs"}}</script>'
+  '<script type="importmap">{"imports":{"discovery-feedback":"/esm/index.mjs","nanoid":"/esm/nanoid.js"}}</script>'
 
 /** Serves the builds and the pages that a test registers, on an origin other than the collector's. */
 export async function startPages() {
