@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs'
 import { chromiumCost } from './chromium.mjs'
 import { clickCost } from './click.mjs'
 import { flushCost } from './flush.mjs'
+import { loadCost } from './load.mjs'
 import { forwardCost, relayCost } from './relay.mjs'
 import { breakdown, bundleAll, LIBRARIES, shipped } from './sizes.mjs'
 import { wireCost } from './wire.mjs'
@@ -19,6 +20,7 @@ const clicks = {}
 for (const name of LIBRARIES) clicks[name] = await clickCost(bundles[name].file)
 const flush = await flushCost(bundles[OURS].file)
 const browser = await chromiumCost()
+const load = await loadCost()
 const wire = await wireCost()
 const relay = await relayCost()
 const forward = await forwardCost()
@@ -69,6 +71,17 @@ row(
   `${ratio(wire.jsdom.oursUs, wire.jsdom.theirsUs)}× (${round(wire.jsdom.theirsUs, 2)} µs); the loop alone ${round(wire.jsdom.noneUs, 2)} µs`
 )
 row("jsdom: the same, ours with storage: 'memory'", round(wire.jsdom.memoryUs, 2) + ' µs', `${ratio(wire.jsdom.memoryUs, wire.jsdom.theirsUs)}×`)
+// A page load (bench/load.mjs): Chromium at 4x CPU throttling, interleaved fresh loads, medians less a page without a library.
+const loadOf = (name) => load.libraries[name]
+for (const name of Object.keys(load.libraries).filter((name) => name != OURS)) {
+  const ours = loadOf(OURS)
+  const theirs = loadOf(name)
+  row(
+    `page load, Chromium 4× throttled: main-thread task ms (script ms), ${load.loads} interleaved loads, vs ${name}`,
+    `${round(ours.taskMs, 0)} ms (${round(ours.scriptMs, 0)} ms)`,
+    `${ratio(ours.taskMs, theirs.taskMs)}× (${round(theirs.taskMs, 0)} ms); script ${ratio(ours.scriptMs, theirs.scriptMs)}× (${round(theirs.scriptMs, 0)} ms)`
+  )
+}
 // The relay (bench/relay.mjs): one process, fileSink, 50-event batches over keep-alive connections.
 const { memory, redis } = relay.summary
 row(
@@ -94,7 +107,7 @@ const results = {
   command: 'npm run bench',
   node: process.version,
   rows,
-  raw: { bundles, shipped: files, breakdown: parts, clicks, flush, chromium: browser, wire, relay: relay.summary, relayForward: forward.summary }
+  raw: { bundles, shipped: files, breakdown: parts, clicks, flush, chromium: browser, load, wire, relay: relay.summary, relayForward: forward.summary }
 }
 writeFileSync(new URL('results.json', import.meta.url), JSON.stringify(results, null, 2) + '\n')
 
