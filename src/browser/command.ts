@@ -36,7 +36,7 @@ export const addonsFirst = (calls: Call[]) => calls.sort((one, other) => +(other
  */
 export function createCommandFunction(createTracker: (options: TrackerOptions) => Tracker) {
   let tracker: Tracker | undefined
-  let waiting: Call[] = []
+  const waiting: Call[] = []
 
   /** Runs what a strict tracker or a malformed call may make throw, and shows it instead; returns its result. */
   const shown = <T>(work: () => T) => {
@@ -52,10 +52,8 @@ export function createCommandFunction(createTracker: (options: TrackerOptions) =
     const created = createTracker(options)
     tracker = created
     discoveryFeedback.tracker = created
-    const replayed = waiting
-    waiting = []
     // Each on its own: a call a strict tracker throws on must not keep the ones after it from running.
-    addonsFirst(replayed).forEach((queued) => shown(() => run(created, queued)))
+    addonsFirst(waiting.splice(0)).forEach((queued) => shown(() => run(created, queued)))
   }
 
   const call = (...args: Call) => {

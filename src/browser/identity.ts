@@ -1,5 +1,5 @@
 import { SID_COOKIE, UID_COOKIE } from '../shared/ids'
-import { candidateDomains, cookieText, createIds } from '../shared/identity'
+import { candidateDomains, createIds } from '../shared/identity'
 import type { TrackerOptions } from './types'
 import type { User } from '../shared/types'
 import { attempt } from '../shared/attempt'
@@ -40,20 +40,17 @@ export interface Identity {
 export function createIdentity(options: TrackerOptions, given: Partial<User>): Identity {
   const cookies = options.storage != 'memory'
   let domain = options.cookieDomain
-  const ids = createIds(options)
+  const ids = createIds(options, location.protocol == 'https:')
 
   /**
-   * Writes one of our cookies to last `lifetime` ms; an empty value with no lifetime deletes it.
-   * Max-Age rather than Expires: the browser counts it from its own clock (RFC 6265bis §5.6.2),
-   * so a device whose date is years behind does not write an expiry in the past, which would
-   * drop the ids at once and make every page a new shopper. Where document.cookie throws (a
-   * sandboxed frame, some webviews), the ids held in memory serve.
+   * Writes one of our cookies for its lifetime; an empty value deletes it. Where document.cookie
+   * throws (a sandboxed frame, some webviews), the ids held in memory serve.
    */
-  const write = (name: string, id: string, lifetime: number) =>
+  const write = (name: string, id: string) =>
     attempt(() => {
       // Found on first use, not at creation: probing writes cookies, which needs consent too.
       if (domain == 'auto') domain = siteDomain()
-      document.cookie = cookieText(name, id, lifetime, options, location.protocol == 'https:', domain)
+      document.cookie = ids.cookie(name, id, domain)
     })
 
   /** The id of cookie `name`; `store`: may the cookie be read and written. */
@@ -61,7 +58,7 @@ export function createIdentity(options: TrackerOptions, given: Partial<User>): I
     let id = ids.recent(name, store)
     if (!id) {
       id = ids.keep(name, store ? attempt(() => readCookie(name)) : undefined, store)
-      if (store) write(name, id, ids.lifetime(name))
+      if (store) write(name, id)
     }
     return id
   }
@@ -89,7 +86,7 @@ export function createIdentity(options: TrackerOptions, given: Partial<User>): I
         given = rest
       }
       ids.forget()
-      for (const name of [UID_COOKIE, SID_COOKIE]) write(name, '', 0)
+      for (const name of [UID_COOKIE, SID_COOKIE]) write(name, '')
     }
   }
 }

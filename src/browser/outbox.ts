@@ -68,13 +68,7 @@ export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => v
     if (persist && storage) attempt(() => work(storage))
   }
   /** An event's storage key, given the first time it is written: this outbox's id and a number. */
-  const keyOf = (entry: Entry) => {
-    if (!entry.key) {
-      entry.key = own + '.' + keys.toString(36)
-      keys++
-    }
-    return entry.key
-  }
+  const keyOf = (entry: Entry) => (entry.key ||= own + '.' + (keys++).toString(36))
   const write = (entry: Entry) => onDisk((storage) => storage.setItem(keyOf(entry), stored(entry)))
   const erase = (gone: Entry[]) =>
     onDisk((storage) => {

@@ -119,7 +119,7 @@ export function createTracker(options: TrackerOptions): Tracker {
   if (outbox && delivery) followThisPage(outbox, delivery)
 
   const track = guard(record)
-  const flush = (): Promise<void> => (delivery ? delivery.flush() : Promise.resolve())
+  const flush = (): Promise<void> => Promise.resolve(delivery?.flush())
   /** The helper of one event: clickSuggestion for click-suggestion, and so on. */
   const helper =
     <E extends EventName>(event: E) =>
@@ -166,7 +166,7 @@ export function createTracker(options: TrackerOptions): Tracker {
     get user(): User {
       return identity ? identity.user(granted()) : { uid: '', sid: '' }
     },
-    stats: (): Stats => ({ queued: outbox ? outbox.entries.length : 0, ...counts, dropped: { ...dropped } }),
+    stats: (): Stats => ({ queued: outbox?.entries.length || 0, ...counts, dropped: { ...dropped } }),
     flush,
     destroy: guard(() => {
       if (signal.aborted) return

@@ -116,13 +116,16 @@ export function createEngine<E extends Queued, R extends Request<E>>(store: Stor
   // `interval` after the entry was tracked; a clock set back meanwhile must not hold it longer.
   const afterInterval = (entry: E, now: number) => Math.min(entry.event.t_client, now) + interval
 
-  /** Plans the next send: now for a full batch, else when the first waiting entry is due. Nothing while every slot is taken: the next answer plans. */
-  const plan = () => {
+  /**
+   * Plans the next send: now for a full batch, else when the first waiting entry of `entries`
+   * is due. Nothing while every slot is taken: the next answer plans.
+   */
+  const plan = (entries = store.entries) => {
     if (inFlight.size >= backoff.slots(most)) return
     const now = Date.now()
     let at = Infinity
     let fresh = 0
-    for (const entry of store.entries) {
+    for (const entry of entries) {
       if (entry.sending) continue
       const own = transport.due?.(entry)
       if (own == null) fresh++
@@ -196,11 +199,13 @@ export function createEngine<E extends Queued, R extends Request<E>>(store: Stor
     start,
     stop,
     endFlush,
-    /** An entry was added to the end of the store: a full batch leaves now, anything less when due. Only then is the store walked. */
+    /**
+     * An entry was added to the end of the store: a full batch leaves now, anything less when
+     * due. Only then is the store walked; else only the new entry can make a send due sooner.
+     */
     queued() {
-      const newest = store.entries.at(-1)!
-      if (store.entries.length < batch) schedule(transport.due?.(newest) ?? afterInterval(newest, Date.now()))
-      else plan()
+      const { entries } = store
+      plan(entries.length < batch ? entries.slice(-1) : entries)
     },
     /** An entry too large for any request: removed and dropped. */
     tooLarge(entry: E) {

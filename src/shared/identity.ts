@@ -33,37 +33,36 @@ export const candidateDomains = (hostname: string) => {
 }
 
 /**
- * One of our cookies as `document.cookie` and the Standard API's `browser.cookie.set` take it,
- * to last `lifetime` ms: 0 deletes it. Max-Age rather than Expires: the browser counts it from its own
- * clock (RFC 6265bis §5.6.2), so a device whose date is years behind does not write an expiry in
- * the past, which would drop the ids at once and make every page a new shopper. Secure by
- * default on https pages; on `domain`, or the page's host only.
- */
-export const cookieText = (name: string, value: string, lifetime: number, options: IdentityOptions, https: boolean, domain?: string) =>
-  name +
-  '=' +
-  value +
-  '; path=/; max-age=' +
-  Math.floor(lifetime / 1000) +
-  '; SameSite=' +
-  (options.cookieSameSite || 'Lax') +
-  ((options.cookieSecure ?? https) ? '; Secure' : '') +
-  (domain ? '; domain=' + domain : '')
-
-/**
  * Keeps the shopper's ids, by cookie name. Every use counts as activity: an id is renewed for
  * its lifetime, the uid's 400 days or the session's length, so after that long without events
  * the browser drops the sid's cookie and a new session starts, shared by every tab. The ids
  * last read or made are held too, with the same expiry: where cookies are blocked or not
  * allowed, they keep the ids steady for this page.
  */
-export function createIds({ sessionMinutes }: IdentityOptions) {
-  const sessionLength = (sessionMinutes || 30) * MINUTE
+export function createIds(options: IdentityOptions, https: boolean) {
+  const sessionLength = (options.sessionMinutes || 30) * MINUTE
   let held: Record<string, { id: string; expires: number; stored: boolean }> = {}
   const lifetime = (name: string) => (name == UID_COOKIE ? UID_LIFETIME : sessionLength)
 
   return {
-    lifetime,
+    /**
+     * One of our cookies as `document.cookie` and the Standard API's `browser.cookie.set` take
+     * it: an id lasts its lifetime, an empty value deletes the cookie, unless `ms` says how long
+     * it lasts. Max-Age rather than Expires: the browser counts it from its own clock (RFC
+     * 6265bis §5.6.2), so a device whose date is years behind does not write an expiry in the
+     * past, which would drop the ids at once and make every page a new shopper. Secure by
+     * default on https pages; on `domain`, or the page's host only.
+     */
+    cookie: (name: string, value: string, domain?: string, ms = value ? lifetime(name) : 0) =>
+      name +
+      '=' +
+      value +
+      '; path=/; max-age=' +
+      Math.floor(ms / 1000) +
+      '; SameSite=' +
+      (options.cookieSameSite || 'Lax') +
+      ((options.cookieSecure ?? https) ? '; Secure' : '') +
+      (domain ? '; domain=' + domain : ''),
     /**
      * The id held for `name` if it was renewed within the last second, from cookies or not as
      * `stored` says: reading and writing cookies costs more than the rest of a tracked event,

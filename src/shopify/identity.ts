@@ -1,6 +1,6 @@
 import type { BrowserCookie } from '@shopify/web-pixels-extension'
 import { SID_COOKIE, UID_COOKIE } from '../shared/ids'
-import { candidateDomains, cookieText, createIds } from '../shared/identity'
+import { candidateDomains, createIds } from '../shared/identity'
 import type { ShopifyOptions } from './types'
 
 /** The page the pixel runs for, as Shopify's init context describes it. */
@@ -19,9 +19,8 @@ export interface PixelPage {
  * the storefront tracker's do where cookies are blocked.
  */
 export function createPixelIdentity(cookie: BrowserCookie, options: ShopifyOptions, page: PixelPage) {
-  const ids = createIds(options)
+  const ids = createIds(options, page.protocol == 'https:')
   let siteDomain: string | undefined
-  const text = (name: string, value: string, lifetime: number, domain?: string) => cookieText(name, value, lifetime, options, page.protocol == 'https:', domain)
 
   /**
    * The storefront's `cookieDomain: 'auto'`, found the same way: the shortest domain above the
@@ -32,9 +31,9 @@ export function createPixelIdentity(cookie: BrowserCookie, options: ShopifyOptio
     if (options.cookieDomain != 'auto') return options.cookieDomain
     if (siteDomain) return siteDomain
     for (const candidate of candidateDomains(page.hostname)) {
-      await cookie.set(text('df_probe', '1', 10000, candidate))
+      await cookie.set(ids.cookie('df_probe', '1', candidate, 10000))
       if ((await cookie.get('df_probe')) == '1') {
-        await cookie.set(text('df_probe', '', 0, candidate))
+        await cookie.set(ids.cookie('df_probe', '', candidate))
         siteDomain = candidate
         return candidate
       }
@@ -53,8 +52,8 @@ export function createPixelIdentity(cookie: BrowserCookie, options: ShopifyOptio
       try {
         const user = { uid: ids.keep(UID_COOKIE, await cookie.get(UID_COOKIE), true), sid: ids.keep(SID_COOKIE, await cookie.get(SID_COOKIE), true) }
         const domain = await cookieDomain()
-        await cookie.set(text(UID_COOKIE, user.uid, ids.lifetime(UID_COOKIE), domain))
-        await cookie.set(text(SID_COOKIE, user.sid, ids.lifetime(SID_COOKIE), domain))
+        await cookie.set(ids.cookie(UID_COOKIE, user.uid, domain))
+        await cookie.set(ids.cookie(SID_COOKIE, user.sid, domain))
         return user
       } catch {
         // The top frame did not answer (blocked cookies, a page going away): this page's ids.
@@ -71,7 +70,7 @@ export function createPixelIdentity(cookie: BrowserCookie, options: ShopifyOptio
       ids.forget()
       const domains = [undefined, ...candidateDomains(page.hostname)]
       for (const name of [UID_COOKIE, SID_COOKIE]) {
-        if (await cookie.get(name)) for (const domain of domains) await cookie.set(text(name, '', 0, domain))
+        if (await cookie.get(name)) for (const domain of domains) await cookie.set(ids.cookie(name, '', domain))
       }
     }
   }
