@@ -81,7 +81,10 @@ describe('the source tree', () => {
       importsOf(file)
         .filter(({ folder, specifier, typeOnly }) => {
           if (folder != 'package' || specifier.startsWith('node:')) return false
-          const name = specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/')
+          const name = specifier
+            .split('/')
+            .slice(0, specifier.startsWith('@') ? 2 : 1)
+            .join('/')
           return !installed.includes(name) && !(typeOnly && peers.includes(name))
         })
         .map(({ specifier }) => `${relative(src, file)} imports ${specifier}`)

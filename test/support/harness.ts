@@ -116,8 +116,7 @@ const STATIC: Record<string, () => Buffer> = {
 export const STUB = '<script>' + README_STUB + '</script>'
 
 /** This import map lets a page `import { createTracker } from 'discovery-feedback'`. */
-export const IMPORT_MAP =
-  '<script type="importmap">{"imports":{"discovery-feedback":"/esm/index.mjs","nanoid":"/esm/nanoid.js"}}</script>'
+export const IMPORT_MAP = '<script type="importmap">{"imports":{"discovery-feedback":"/esm/index.mjs","nanoid":"/esm/nanoid.js"}}</script>'
 
 /** Serves the builds and the pages that a test registers, on an origin other than the collector's. */
 export async function startPages() {
