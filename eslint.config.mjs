@@ -18,6 +18,9 @@ export default defineConfig(
       'test/frameworks/',
       'test/types/',
       'coverage/',
+      'temp/',
+      'docs/.vitepress/cache/',
+      'docs/.vitepress/dist/',
       'test/integrations/woocommerce/*/'
     ]
   },

@@ -140,8 +140,8 @@ export interface Outcome {
   /** The properties as recorded; when refused, as they reached the rules. */
   properties: unknown
   /**
-   * Why it was refused: the rules' error, or one that says it was dropped (`too large`, `consent
-   * denied`, `dropped by an add-on`). Undefined when it was taken into the outbox.
+   * Why it was refused: the rules' error, or one that says it was dropped (`too large`,
+   * `consent denied`, `dropped by an add-on`). Undefined when it was taken into the outbox.
    */
   error?: FeedbackError
 }

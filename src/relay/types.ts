@@ -79,10 +79,10 @@ export interface RelayOptions {
   proxyHeader?: 'x-forwarded-for' | 'forwarded'
   /**
    * Secrets of the shop's own server senders (`createServerTracker({ secret })`), each of at least
-   * 16 characters; several, so that one can be rotated. A request with `Authorization: Bearer
-   * <secret>` may give the shopper's `user.ip` and `user.ua` in its events (SPEC "User object",
-   * for calls not made from the shopper's browser); from any other request they are the
-   * connection's, whatever its body says. Default: none.
+   * 16 characters; several, so that one can be rotated. A request with
+   * `Authorization: Bearer <secret>` may give the shopper's `user.ip` and `user.ua` in its events
+   * (SPEC "User object", for calls not made from the shopper's browser); from any other request
+   * they are the connection's, whatever its body says. Default: none.
    */
   serverSecrets?: string[]
   /** A header the platform sets on every request with the client's address (`'cf-connecting-ip'`, `'x-real-ip'` on Vercel); it wins over everything else where present. */
@@ -94,8 +94,8 @@ export interface RelayOptions {
   /**
    * Events a client address may send (a token bucket in the store, shared by every instance):
    * `burst` at once, `perSecond` more each second; beyond, 429 with Retry-After, and the tracker
-   * sends them later. The shop's server senders are not limited. Default `{ burst: 2000,
-   * perSecond: 10 }`; `false` for none. A store without `take` limits nothing.
+   * sends them later. The shop's server senders are not limited. Default
+   * `{ burst: 2000, perSecond: 10 }`; `false` for none. A store without `take` limits nothing.
    */
   rateLimit?: RateLimit | false
   /** Largest request body in bytes. Default 262144 (256 KiB). */

@@ -4,7 +4,7 @@ import { join, relative } from 'node:path'
 import ts from 'typescript'
 import { describe, expect, it } from 'vitest'
 
-// README "How the code is laid out": no function runs over 60 lines of its own. A function's own
+// CONTRIBUTING.md "How the code is laid out": no function runs over 60 lines of its own. A function's own
 // lines are the lines it spans less those of the functions written inside it, so a factory is
 // measured apart from the closures it returns, and each closure on its own.
 const LIMIT = 60

@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { dirname, join, relative } from 'node:path'
 import { describe, expect, it } from 'vitest'
 
-// README "How the code is laid out": each product imports shared/ and nothing of another
+// CONTRIBUTING.md "How the code is laid out": each product imports shared/ and nothing of another
 // product, except that the client and the Shopify pixel know the tracker by its public types, and
 // the reference collector runs the relay through its public entry. The package's module entries
 // stand right above the products, the script tags' entries in script-tags/.

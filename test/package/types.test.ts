@@ -34,6 +34,16 @@ const MODES = {
 
 let project: string
 
+/** The pages whose code samples users copy: README.md and the docs site's own pages (docs/api/ is generated from the types). */
+function* markdownFiles(folder = 'docs'): Generator<string> {
+  if (folder == 'docs') yield 'README.md'
+  for (const entry of readdirSync(join(root, folder), { withFileTypes: true })) {
+    const path = folder + '/' + entry.name
+    if (entry.isDirectory() && !['api', '.vitepress', 'public'].includes(entry.name)) yield* markdownFiles(path)
+    else if (entry.name.endsWith('.md')) yield path
+  }
+}
+
 beforeAll(() => {
   // A project folder with the package under node_modules, as npm would install it, beside
   // the framework types the README recipes import.
@@ -46,7 +56,7 @@ beforeAll(() => {
     if (name != 'typescript' && !name.startsWith('.')) symlinkSync(join(root, 'test/types/node_modules', name), join(modules, name), 'dir')
   }
   for (const file of ['consumer.mts', 'consumer.cts', 'consumer.ts']) copyFileSync(join(root, 'test/types/consumer.ts'), join(project, file))
-  copyFileSync(join(root, 'test/types/readme-globals.d.ts'), join(project, 'readme-globals.d.ts'))
+  copyFileSync(join(root, 'test/types/sample-globals.d.ts'), join(project, 'sample-globals.d.ts'))
 })
 
 /** Compiles with one TypeScript version; resolves its diagnostics, '' when there are none. */
@@ -74,20 +84,26 @@ describe.each(Object.keys(COMPILERS) as Version[])('types with TypeScript %s', (
     expect(compile(version, mode.replace(/\W+/g, '-'), { ...STRICT, ...options, skipLibCheck: false }, [file])).toBe('')
   })
 
-  it('compile every js and jsx sample of the README, strict, with noUncheckedIndexedAccess', () => {
-    const readme = readFileSync(join(root, 'README.md'), 'utf8')
-    const samples = [...readme.matchAll(/^```(jsx?)\n([\s\S]*?)^```$/gm)]
+  it('compile every js and jsx sample of the README and the docs, strict, with noUncheckedIndexedAccess', () => {
+    const samples = [...markdownFiles()].flatMap((page) =>
+      [...readFileSync(join(root, page), 'utf8').matchAll(/^```(jsx?)\n([\s\S]*?)^```$/gm)].map(([, language, code], index) => ({
+        page,
+        language,
+        code,
+        index
+      }))
+    )
     expect(samples.length).toBeGreaterThanOrEqual(13)
     // Each sample is a module of its own, so two samples may both declare a tracker. One whose
     // first line names its file (`// lib/tracker.js`) is written there, for the others to import.
-    const files = samples.map(([, language, code], index) => {
-      const file = code.match(/^\/\/ ([\w/.-]+\.jsx?)\n/)?.[1] ?? `readme-${index + 1}.${language}`
+    const files = samples.map(({ page, language, code, index }) => {
+      const file = code.match(/^\/\/ ([\w/.-]+\.jsx?)\n/)?.[1] ?? `samples/${page.replace(/\.md$/, '').replace(/\W+/g, '-')}-${index + 1}.${language}`
       mkdirSync(dirname(join(project, file)), { recursive: true })
       writeFileSync(join(project, file), code + '\nexport {}\n')
       return file
     })
     const options = { ...STRICT, allowJs: true, checkJs: true, jsx: 'react-jsx', module: 'esnext', moduleResolution: 'bundler', skipLibCheck: true }
-    expect(compile(version, 'readme', options, ['readme-globals.d.ts', ...files])).toBe('')
+    expect(compile(version, 'readme', options, ['sample-globals.d.ts', ...files])).toBe('')
   })
 })
 

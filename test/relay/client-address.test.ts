@@ -99,13 +99,13 @@ describe('the Forwarded header (RFC 7239)', () => {
     expect(await ipFor({ trustProxy: 1, proxyHeader: 'forwarded' }, { forwarded: 'for="[2001:db8::9]"' }, '10.0.0.2')).toBe('2001:db8::9')
   })
 
-  it('is read only with proxyHeader: forwarded, as README says: by default a proxy that writes only Forwarded is the address', async () => {
+  it('is read only with proxyHeader: forwarded, as the relay guide says: by default a proxy that writes only Forwarded is the address', async () => {
     const proxy = '10.0.0.2'
     expect(await ipFor({ trustProxy: 1 }, { forwarded: `for=${SHOPPER}` }, proxy)).toBe(proxy)
     expect(await ipFor({ trustProxy: 1, proxyHeader: 'forwarded' }, { forwarded: `for=${SHOPPER}` }, proxy)).toBe(SHOPPER)
     // With proxyHeader: forwarded, an X-Forwarded-For the shopper wrote is not believed either.
     expect(await ipFor({ trustProxy: 1, proxyHeader: 'forwarded' }, { forwarded: `for=${SHOPPER}`, 'x-forwarded-for': FORGED }, proxy)).toBe(SHOPPER)
-    const options = readFileSync('README.md', 'utf8').split('### Options')[1]
+    const options = readFileSync('docs/guide/relay.md', 'utf8').split('## Options')[1]
     expect(options).toMatch(/\| `proxyHeader` \| `'x-forwarded-for'` \| .*`'forwarded'` \(RFC 7239\)/)
   })
 

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { waitFor } from '../support/wait'
 import { bodyOf, envelope, serve } from './support'
 
-// The README's relay recipes (test/relay/recipes/), each run as a shop would run it, over real
+// The relay guide's recipes (test/relay/recipes/, shown in docs/guide/relay.md), each run as a shop would run it, over real
 // HTTP, in front of a stand-in for the service. They import 'discovery-feedback/relay' by the
 // package's own name, so they run the built dist/relay.mjs (`npx rollup -c` first).
 
@@ -281,7 +281,7 @@ describe('Next.js App Router route handler', () => {
   })
 })
 
-describe('README', () => {
+describe('the relay guide (docs/guide/relay.md)', () => {
   it.each(['node.mjs', 'express.mjs', 'hono.mjs', 'app/df/events/route.js'])('shows the recipe %s as it is tested', (file) => {
     const recipe = readFileSync(fileURLToPath(new URL('./recipes/' + file, import.meta.url)), 'utf8')
       .split('\n')
@@ -289,6 +289,6 @@ describe('README', () => {
       .filter((line) => !line.startsWith('/* global'))
       .join('\n')
       .trim()
-    expect(readFileSync('README.md', 'utf8')).toContain('```javascript\n' + recipe + '\n```')
+    expect(readFileSync('docs/guide/relay.md', 'utf8')).toContain('```javascript\n' + recipe + '\n```')
   })
 })

@@ -1,5 +1,6 @@
-// What README's code samples take from the page around them: the values a shop has at hand
-// where the sample would run. test/types.test.ts compiles the samples with these in scope.
+// What the code samples of README.md and docs/ take from the page around them: the values a shop
+// has at hand where the sample would run. test/package/types.test.ts compiles the samples with
+// these in scope.
 declare const rid: string, suggestion: string, item_id: string, variant_item_id: string, quantity: number
 declare const order_id: string, currency: string, revenue: number, email: string, uid: string
 declare const line_items: import('discovery-feedback').LineItem[]
@@ -28,7 +29,7 @@ declare module '*.vue' {
 declare const api: import('@shopify/web-pixels-extension').ExtensionApi
 declare const discoveryFeedbackShopify: typeof import('discovery-feedback/shopify')
 
-// What Google's snippet and the open-source banners' script tags give a page (README "Recipes for open-source banners").
+// What Google's snippet and the open-source banners' script tags give a page (docs/guide/consent-banners.md, "Recipes for open-source banners").
 declare function gtag(...args: unknown[]): void
 declare const CookieConsent: { acceptedService(service: string, category: string): boolean; run(config: object): Promise<void> }
 declare const tarteaucitron: { init(config: object): void; job?: string[] }
