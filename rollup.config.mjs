@@ -82,7 +82,8 @@ export default [
   moduleBuild('server'),
   // The Shopify entry takes only types from Shopify's package.
   moduleBuild('shopify', ['nanoid', '@shopify/web-pixels-extension']),
-  moduleBuild('relay', ['nanoid', 'qs']),
+  // The relay's metrics (prom-client) and bot list (isbot) are its own dependencies, for Node.
+  moduleBuild('relay', ['nanoid', 'qs', 'isbot', 'prom-client']),
   collectorBuild,
   declarations('index'),
   declarations('client'),

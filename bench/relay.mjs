@@ -30,15 +30,21 @@ if (!isMainThread) {
   const { url, tag, thread, until } = workerData
   const { Agent, request } = await import('node:http')
   const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS_PER_THREAD })
+  // A shopper's browser, so that the relay's bot check costs what it costs in production.
+  const BROWSER = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36'
   const head = '{"event":"click-item","properties":{"rid":"s-1","item_id":"1001","variant_item_id":"1001-38"},"key":"KEY","t_client":1767261600000,'
   const user = '"user":{"uid":"V1StGXR8_Z5jdHi6B-myT","sid":"Uakgb_J5m9g-0JDMbcJqL","lang":["en"]},"event_id":"'
   const post = (body) =>
     new Promise((resolve, reject) => {
-      const sent = request(url + '?t_sent=' + Date.now(), { method: 'POST', agent, headers: { 'content-type': 'text/plain;charset=UTF-8' } }, (response) => {
-        let text = ''
-        response.on('data', (chunk) => (text += chunk))
-        response.on('end', () => resolve(response.statusCode == 200 ? JSON.parse(text).accepted : -1))
-      })
+      const sent = request(
+        url + '?t_sent=' + Date.now(),
+        { method: 'POST', agent, headers: { 'content-type': 'text/plain;charset=UTF-8', 'user-agent': BROWSER } },
+        (response) => {
+          let text = ''
+          response.on('data', (chunk) => (text += chunk))
+          response.on('end', () => resolve(response.statusCode == 200 ? JSON.parse(text).accepted : -1))
+        }
+      )
       sent.on('error', reject)
       sent.end(body)
     })

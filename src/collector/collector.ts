@@ -42,7 +42,8 @@ function messageLog() {
  * It takes every origin (`*`): the inspector stands in front of staging shops on other origins
  * and Shopify pixels, whose sandbox sends `Origin: null`. It trusts no proxy, so `user.ip` is
  * the connection's peer, sets no cookie, since the demo's pages renew the uid themselves, and no
- * rate limit, since a developer's pages and tests all come from one address.
+ * rate limit, since a developer's pages and tests all come from one address. It keeps the
+ * events of bots and headless browsers, marked, where a shop's relay drops them.
  */
 export function createCollector({ file, maxBodyBytes, keys = [DEMO_KEY] }: CollectorOptions): Collector {
   mkdirSync(dirname(file), { recursive: true })
@@ -66,6 +67,9 @@ export function createCollector({ file, maxBodyBytes, keys = [DEMO_KEY] }: Colle
     trustProxy: 0,
     // One developer's pages and tests, all from one address: no rate limit.
     rateLimit: false,
+    // Tests drive headless browsers, and a developer wants to see a crawler's events: kept,
+    // marked `bot`, and shown marked.
+    bots: 'keep',
     cookie: false,
     maxBodyBytes,
     onBatch: (report) => messagesOf(report).forEach(log.publish),

@@ -4,12 +4,15 @@ import { uidFromCookieHeader, uidSetCookie } from '../shared/uid-cookie'
 import { clientAddress } from './client-address'
 import { checkEnvelope, KEY_INVALID, KEY_MISSING } from './envelopes'
 import { claimEvents, type Claims } from './claims'
+import { deadLetters } from './dead-letter'
 import { ownerOf, scopedId } from './dedupe'
+import { botSorter } from './bots'
 import { asEnvelope, readEnvelopes } from './intake'
 import { serverSenders } from './server-senders'
 import { memoryStore } from './memory-store'
+import { relayMetrics, sinkTimer, timedStore, type Metrics } from './metrics'
 import { SinkUnavailable } from './sinks'
-import type { BatchReport, Relay, RelayEvent, RelayOptions, RequestInfo } from './types'
+import type { BatchReport, DeadLetter, Relay, RelayEvent, RelayOptions, RequestInfo } from './types'
 
 const DAY = 864e5
 // A request may ask about this many unconfirmed ids (the tracker asks about 50).
@@ -67,12 +70,37 @@ function clockOf(query: URLSearchParams, receivedAt: number): { sentAt: number |
  */
 function answer(batch: BatchReport, result: Record<string, unknown>, held: boolean, headers: Record<string, string>): Response {
   if (held) return json(503, failure('some events are being stored by another request', result), { ...headers, 'retry-after': String(CLAIMED_RETRY_SECONDS) })
-  if (batch.accepted.length || batch.duplicates.length || !batch.rejected.length) return json(200, result, headers)
+  if (batch.accepted.length || batch.bots.length || batch.duplicates.length || !batch.rejected.length) return json(200, result, headers)
   const errors = batch.rejected.map(({ error }) => error)
   if (errors.every((error) => error == KEY_MISSING)) return json(401, failure(KEY_MISSING, result), headers)
   // A batch that failed only on keys, with at least one key given but not ours, is forbidden.
   if (errors.every((error) => error == KEY_MISSING || error == KEY_INVALID)) return json(403, failure(KEY_INVALID, result), headers)
   return json(400, failure(errors[0], result), headers)
+}
+
+/** The key a refused envelope came with: its own, else the request's; '' for none. */
+const keyOf = (envelope: unknown, key: string | null): string => {
+  const own = envelope && typeof envelope == 'object' ? (envelope as Record<string, unknown>).key : undefined
+  return typeof own == 'string' && own ? own : key || ''
+}
+
+/**
+ * Counts what became of a batch's envelopes, and hands its refused ones to the dead-letter
+ * sink. Only for a batch the page is answered for: one answered 503 comes again, and is counted then.
+ */
+function settled(batch: BatchReport, metrics: Metrics, dead: (letters: DeadLetter[]) => void, key: string | null, refusedAt: number) {
+  const bots = batch.bots.length
+  metrics.events('accepted', batch.accepted.length - batch.accepted.filter((event) => event.bot).length)
+  metrics.events('duplicate', batch.duplicates.length)
+  metrics.events('rejected', batch.rejected.length)
+  metrics.events('bot', bots)
+  dead(batch.rejected.map(({ error, envelope }) => ({ error, key: keyOf(envelope, key), refused_at: refusedAt, envelope })))
+}
+
+/** The options without which there is no relay: a shop's mistake, told at once. */
+function checkRequired({ keys, sink }: RelayOptions) {
+  if (!Array.isArray(keys) || !keys.length) throw new TypeError('discovery-feedback: relay: options.keys must list the API keys it takes')
+  if (typeof sink != 'function') throw new TypeError('discovery-feedback: relay: options.sink is required')
 }
 
 /**
@@ -86,16 +114,18 @@ function answer(batch: BatchReport, result: Record<string, unknown>, held: boole
  * instance that shares the store (README "First-party relay" says where that can fail).
  */
 export function createRelay(options: RelayOptions): Relay {
-  const { keys, sink, store = memoryStore(), origins, maxBodyBytes = 256 * 1024, claimMs = 30000, onBatch, rateLimit = RATE_LIMIT } = options
-  if (!Array.isArray(keys) || !keys.length) throw new TypeError('discovery-feedback: relay: options.keys must list the API keys it takes')
-  if (typeof sink != 'function') throw new TypeError('discovery-feedback: relay: options.sink is required')
+  const { keys, sink, origins, maxBodyBytes = 256 * 1024, claimMs = 30000, onBatch, rateLimit = RATE_LIMIT, bots = 'drop' } = options
+  checkRequired(options)
   const accepted = new Set(keys)
   const addresses = clientAddress(options)
   const fromServer = serverSenders(options.serverSecrets)
   const cookie = options.cookie === false ? undefined : options.cookie || {}
-
+  const metrics = relayMetrics(sink)
+  const store = timedStore(options.store || memoryStore(), metrics)
+  const sortBots = botSorter(bots)
   // A failing handler must not turn one fault into two.
   const report = (error: unknown) => attempt(() => options.onError?.(error as Error))
+  const dead = deadLetters(options.deadLetter, metrics, report)
 
   /** CORS headers for a request's Origin: its own origin needs none; others only if listed. */
   const cors = (request: Request): Record<string, string> => {
@@ -189,9 +219,13 @@ export function createRelay(options: RelayOptions): Relay {
   async function deliver(claims: Claims, headers: Record<string, string>): Promise<Response | undefined> {
     const fresh = claims.fresh
     if (!fresh.length) return
+    const timer = sinkTimer(metrics)
     try {
       await sink(fresh)
+      timer(true)
     } catch (error) {
+      timer(false)
+      metrics.unavailable('sink')
       // Known by its object, or by its event id where a sink reports copies.
       const through = new Set<unknown>(error instanceof SinkUnavailable ? error.delivered.flatMap((event) => [event, event.event_id].filter(Boolean)) : [])
       const got = (event: RelayEvent) => through.has(event) || (!!event.event_id && through.has(event.event_id))
@@ -219,19 +253,21 @@ export function createRelay(options: RelayOptions): Relay {
     const seconds = await waitSeconds(client, intake.envelopes.length, query)
     if (seconds) return json(429, failure('too many events from this address: come back in ' + seconds + ' s'), { ...headers, 'retry-after': String(seconds) })
 
-    const batch: BatchReport = { accepted: [], duplicates: [], rejected: [], variantsFilled: 0, sentAt }
+    const batch: BatchReport = { accepted: [], duplicates: [], rejected: [], bots: [], variantsFilled: 0, sentAt }
     const ip = addresses.of(request.headers, info?.remoteAddress)
     const ua = request.headers.get('user-agent') || undefined
     const events = acceptEnvelopes(intake, { server, ip, ua, receivedAt, skew }, batch)
 
-    const claims = await claimEvents(store, events, server, nanoid(), claimMs)
+    const claims = await claimEvents(store, sortBots(events, batch), server, nanoid(), claimMs)
     batch.duplicates.push(...claims.duplicates)
     const unavailable = await deliver(claims, headers)
     if (unavailable) return unavailable
     batch.accepted = claims.fresh
+    if (bots == 'keep') batch.bots = claims.fresh.filter((event) => event.bot)
 
     const result: Record<string, unknown> = {
-      accepted: claims.fresh.length,
+      // A bot's dropped events are answered as taken: told otherwise, it would send them again.
+      accepted: claims.fresh.length + (bots == 'keep' ? 0 : batch.bots.length),
       duplicates: batch.duplicates.length,
       rejected: batch.rejected.map(({ index, error }) => ({ index, error }))
     }
@@ -246,33 +282,43 @@ export function createRelay(options: RelayOptions): Relay {
     } catch (error) {
       report(error)
     }
+    if (claims.held) metrics.unavailable('held')
+    else settled(batch, metrics, dead, intake.key, receivedAt)
     return answer(batch, result, claims.held, { ...headers, ...setCookie(request) })
+  }
+
+  async function respond(request: Request, info: RequestInfo | undefined): Promise<Response> {
+    const headers = cors(request)
+    try {
+      if (request.method == 'OPTIONS') {
+        return new Response(null, {
+          status: 204,
+          headers: {
+            ...headers,
+            'access-control-allow-methods': 'POST, OPTIONS',
+            'access-control-allow-headers': request.headers.get('access-control-request-headers') || 'content-type',
+            'access-control-max-age': '86400'
+          }
+        })
+      }
+      // GET is the feedback library's image request, its event in the query.
+      if (request.method == 'GET') return asImage(await handleBatch(request, info, headers))
+      if (request.method != 'POST') return json(405, failure('use POST, or GET with the event in the query'), { ...headers, allow: 'GET, POST, OPTIONS' })
+      return await handleBatch(request, info, headers)
+    } catch (error) {
+      // The store failed (Redis down): the browser keeps the events and tries again.
+      report(error)
+      metrics.unavailable('store')
+      return json(503, failure('the relay cannot store events now'), { ...headers, 'retry-after': String(CLAIMED_RETRY_SECONDS) })
+    }
   }
 
   return {
     async fetch(request, info) {
-      const headers = cors(request)
-      try {
-        if (request.method == 'OPTIONS') {
-          return new Response(null, {
-            status: 204,
-            headers: {
-              ...headers,
-              'access-control-allow-methods': 'POST, OPTIONS',
-              'access-control-allow-headers': request.headers.get('access-control-request-headers') || 'content-type',
-              'access-control-max-age': '86400'
-            }
-          })
-        }
-        // GET is the feedback library's image request, its event in the query.
-        if (request.method == 'GET') return asImage(await handleBatch(request, info, headers))
-        if (request.method != 'POST') return json(405, failure('use POST, or GET with the event in the query'), { ...headers, allow: 'GET, POST, OPTIONS' })
-        return await handleBatch(request, info, headers)
-      } catch (error) {
-        // The store failed (Redis down): the browser keeps the events and tries again.
-        report(error)
-        return json(503, failure('the relay cannot store events now'), { ...headers, 'retry-after': String(CLAIMED_RETRY_SECONDS) })
-      }
-    }
+      const response = await respond(request, info)
+      metrics.request(response.status)
+      return response
+    },
+    metrics: () => metrics.text()
   }
 }

@@ -1,7 +1,7 @@
 import { MAX_BODY, pack } from '../shared/batch'
 import { createEngine, type Queued } from '../shared/engine'
 import { createMemoryStore } from '../shared/memory-store'
-import type { RelayEvent, Sink } from './types'
+import type { DeadLetter, RelayEvent, Sink } from './types'
 
 /**
  * A sink's failure that says when to try again, which the relay passes on as Retry-After, and
@@ -29,9 +29,10 @@ type FileModule = { open(path: string, flags: string): Promise<FileHandle> }
  * Appends each accepted event as one line of an NDJSON file, resolving once the lines are
  * written. Writes go one after another through one file handle, so that lines of two batches
  * never interleave. Node only: the file module is loaded on first use, so the relay's entry
- * still loads on platforms without it.
+ * still loads on platforms without it. Any objects go as they are: it serves as a dead-letter
+ * sink too.
  */
-export function fileSink(path: string): Sink {
+export function fileSink(path: string): Sink<object> {
   let handle: Promise<FileHandle> | undefined
   let turn: Promise<unknown> = Promise.resolve()
   return (events) => {
@@ -210,6 +211,12 @@ function callEntries(events: RelayEvent[], timeout: number, withdraw: (entries: 
   return entries
 }
 
+/**
+ * forwardSink's sink: events, or in format 'batch' the relay's dead letters; `waiting()` counts
+ * the events it holds that the service has not answered yet (the relay's metrics read it).
+ */
+export type ForwardSink = Sink & Sink<DeadLetter> & { waiting(): number }
+
 const lowerCased = (headers: Record<string, string>) => Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]))
 
 /**
@@ -222,7 +229,7 @@ const lowerCased = (headers: Record<string, string>) => Object.fromEntries(Objec
  * off, so the relay answers 503 and the browser keeps the events. A refusal (a 4xx but 408 and
  * 429) rejects too: mostly a wrong key or route, which must not lose events.
  */
-export function forwardSink(options: ForwardSinkOptions): Sink {
+export function forwardSink(options: ForwardSinkOptions): ForwardSink {
   const { url, key, format = 'spec', timeout = 10000 } = options
   if (format != 'spec' && format != 'batch')
     throw new TypeError(`discovery-feedback: relay: forwardSink's format must be 'spec' or 'batch', not ${JSON.stringify(format)}`)
@@ -274,12 +281,16 @@ export function forwardSink(options: ForwardSinkOptions): Sink {
     return expired
   }
 
-  return (events) => {
+  const forward = (events: RelayEvent[]) => {
     if (!events.length) return Promise.resolve()
+    // A dead letter is no SPEC envelope: only a collector of arrays takes it.
+    if (format == 'spec' && typeof events[0].event != 'string')
+      return Promise.reject(new TypeError("discovery-feedback: relay: dead letters go by forwardSink's format 'batch'"))
     if (Date.now() < engine.backoff.resumeAt()) return Promise.reject(unavailable())
     return new Promise<void>((resolve, reject) => {
       callEntries(events, timeout, withdraw, (failure) => (failure ? reject(failure) : resolve())).forEach(store.add)
       engine.send()
     })
   }
+  return Object.assign(forward, { waiting: () => store.entries.length }) as ForwardSink
 }

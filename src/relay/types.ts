@@ -11,10 +11,27 @@ export type RelayEvent = Envelope & {
   from_server?: true
   /** A purchase that says something else than one stored before for the same order: both are kept, for the shop to settle (README "What each sender can prove"). */
   order_conflict?: true
+  /** Its user agent is a known bot's, crawler's or headless browser's (isbot). Only with `bots: 'keep'`: with `'drop'` such events reach no sink. */
+  bot?: true
 }
 
 /** Where accepted events go. It resolves once they are safe; a rejection makes the relay answer 503, so the sender keeps them. */
-export type Sink = (events: RelayEvent[]) => Promise<void>
+export type Sink<T = RelayEvent> = (events: T[]) => Promise<void>
+
+/** An envelope the relay refused, as the dead-letter sink gets it: for the shop to see, and to replay once fixed. */
+export interface DeadLetter {
+  /** Why, as the sender was answered: the rule and the field, or the key's error. */
+  error: string
+  /** The key it came with: its own, else the request's (`?key=`, `X-Key`); '' for none. */
+  key: string
+  /** When the relay received and refused it (epoch ms). */
+  refused_at: number
+  /** The envelope as it came. */
+  envelope: unknown
+}
+
+/** Where refused envelopes go: `fileSink(path)`, `forwardSink({ format: 'batch', … })`, or the shop's own function. */
+export type DeadLetterSink = (letters: DeadLetter[]) => Promise<void> | void
 
 /** What a claim on an event id found. */
 export type ClaimState = 'new' | 'delivered' | 'claimed'
@@ -54,6 +71,8 @@ export interface BatchReport {
   duplicates: RelayEvent[]
   /** Refused by the rules or the keys: `index` in the batch, the error, and the envelope as it came. */
   rejected: { index: number; error: string; envelope: unknown }[]
+  /** Sent by a known bot (`bots`): with `'drop'` these reached no sink; with `'keep'` they are among `accepted` too, marked `bot`. */
+  bots: RelayEvent[]
   /** Accepted events that named no `variant_item_id` (the service's own clients send none), given their `item_id` as the variant. */
   variantsFilled: number
   /** The send time the client gave (`?t_sent=`), if it is a time. */
@@ -102,6 +121,21 @@ export interface RelayOptions {
   maxBodyBytes?: number
   /** Milliseconds a claim on an event id holds while its sink runs; an instance that dies mid-batch frees its events after this. Keep it above the sink's longest call (forwardSink: two timeouts, 20 s). Default 30,000. */
   claimMs?: number
+  /**
+   * Where refused envelopes go, each with its error, its key and when it came: `fileSink(path)`,
+   * `forwardSink({ format: 'batch', … })` or a function. The page's answer never waits for it:
+   * at most 16 calls are in flight, and refused envelopes beyond are dropped and counted
+   * (`df_relay_dead_letters_total`). Default: none.
+   */
+  deadLetter?: DeadLetterSink
+  /**
+   * Events whose user agent is a known bot's, crawler's or headless browser's (isbot's list):
+   * `'drop'` (default) answers them as accepted, so that no bot retries, counts them, and hands
+   * them to no sink; `'keep'` hands them over marked `bot: true`. The agent judged is the
+   * request's, or the one the shop's server sender gives with a secret (`serverSecrets`): a
+   * server sender without a secret is judged by its own (Node's fetch says `node`, a bot's).
+   */
+  bots?: 'drop' | 'keep'
   /** Hears what happened to every batch. */
   onBatch?: (report: BatchReport) => void
   /** Hears the relay's own failures: a sink or a store that failed. */
@@ -117,4 +151,10 @@ export interface RequestInfo {
 export interface Relay {
   /** The handler, on Web standards: a Next.js route handler, Hono, Deno, Bun and workers call it with their Request. */
   fetch(request: Request, info?: RequestInfo): Promise<Response>
+  /**
+   * What this relay instance did since it started, in the Prometheus text format (serve it as
+   * `text/plain; version=0.0.4`): events by outcome, requests by status, 503s by reason, the
+   * durations of sink and store calls, the events waiting in a forwardSink, the dead letters.
+   */
+  metrics(): Promise<string>
 }

@@ -69,6 +69,18 @@ const stored = (file: string) =>
     .map((line) => JSON.parse(line))
 
 describe('collector', () => {
+  it("keeps a bot's events, marked, where a shop's relay drops them", async () => {
+    const { url, file } = await start()
+    const headless = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/131.0.0.0 Safari/537.36'
+    const firefox = 'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0'
+    expect((await post(url, [envelope()], undefined, { 'user-agent': headless })).body.accepted).toBe(1)
+    expect((await post(url, [envelope()], undefined, { 'user-agent': firefox })).body.accepted).toBe(1)
+    expect(stored(file).map((event) => [event.user.ua, event.bot])).toEqual([
+      [headless, true],
+      [firefox, undefined]
+    ])
+  })
+
   it('stores a batch, one NDJSON line per event, filling ip and ua from the request', async () => {
     const { url, file } = await start()
     const batch = [envelope(), envelope({ event: 'view-page', properties: { url: 'https://s.example/', ref: '', width: 1, height: 1 } })]

@@ -122,6 +122,8 @@ describe('the inspector as an integration debugger, in Chromium', () => {
       inspector.$$eval(`#events li[data-event="${event}"] ul.lints li`, (notes) => notes.map((note) => note.getAttribute('data-lint')))
     expect(await lintsOn('add-to-cart')).toEqual(['rid-unknown', 'cart-without-click'])
     expect(await lintsOn('purchase')).toEqual(['revenue'])
+    // Node's fetch says `node`, a bot's agent: the collector keeps its events, and the inspector marks them.
+    expect(await inspector.textContent('#events li[data-event="purchase"][data-bot] .bot')).toBe('bot')
     expect(await inspector.textContent('#events li[data-event="purchase"] ul.lints li')).toBe(
       '⚠ revenue 8990.00 is far from line items 89.90 + shipping 0.00 − discount 0.00 = 89.90'
     )

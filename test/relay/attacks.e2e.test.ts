@@ -32,7 +32,15 @@ async function relays(options: Partial<RelayOptions> = {}) {
   const recorded = recordingSink()
   const prefix = `attack${++prefixes}:`
   const make = () =>
-    createRelay({ keys: ['SHOP_A', 'SHOP_B'], sink: recorded.sink, store: redisStore(client, { prefix }), serverSecrets: [SECRET], trustProxy: 1, ...options })
+    createRelay({
+      keys: ['SHOP_A', 'SHOP_B'],
+      sink: recorded.sink,
+      store: redisStore(client, { prefix }),
+      serverSecrets: [SECRET],
+      trustProxy: 1,
+      bots: 'keep',
+      ...options
+    })
   const started = [await serve(toNodeHandler(make())), await serve(toNodeHandler(make()))]
   servers.push(...started)
   return { recorded, urls: started.map((server) => server.origin + '/df/events'), prefix }

@@ -39,7 +39,7 @@ const shop = (attributes = '') =>
 const startRelay = (options: Partial<RelayOptions> = {}) => {
   recorded = recordingSink()
   duplicates = 0
-  relay = createRelay({ keys: ['KEY'], sink: recorded.sink, onBatch: (report) => (duplicates += report.duplicates.length), ...options })
+  relay = createRelay({ keys: ['KEY'], sink: recorded.sink, onBatch: (report) => (duplicates += report.duplicates.length), bots: 'keep', ...options })
 }
 
 beforeAll(async () => {

@@ -14,6 +14,7 @@ import { bodyOf, envelope, serve } from './support'
 // package's own name, so they run the built dist/relay.mjs (`npx rollup -c` first).
 
 const KEY = 'SHOP-KEY'
+const METRICS_TOKEN = 'the-prometheus-token'
 let service: Awaited<ReturnType<typeof serve>>
 const forwarded: any[] = []
 let serviceStatus = 200
@@ -29,6 +30,7 @@ beforeAll(async () => {
   })
   process.env.DF_KEY = KEY
   process.env.DF_SERVICE_URL = service.origin + '/v3/events'
+  process.env.DF_METRICS_TOKEN = METRICS_TOKEN
 })
 afterAll(async () => {
   for (const child of children) child.kill()
@@ -44,10 +46,10 @@ const freePort = () =>
   })
 
 /** Runs a recipe file as its own Node process, as `node express.mjs` would, and waits until it answers. */
-async function run(file: string) {
+async function run(file: string, env: Record<string, string> = {}) {
   const port = await freePort()
   const child = spawn(process.execPath, [fileURLToPath(new URL('./recipes/' + file, import.meta.url))], {
-    env: { ...process.env, PORT: String(port) },
+    env: { ...process.env, PORT: String(port), ...env },
     stdio: ['ignore', 'ignore', 'inherit']
   })
   children.push(child)
@@ -65,11 +67,14 @@ async function run(file: string) {
   return origin
 }
 
-/** Posts a batch as the tracker does: text/plain, with t_sent. */
+// A shopper's browser: the recipes drop bots' events (the relay's default), and Node's fetch says `node`.
+const BROWSER = 'Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0'
+
+/** Posts a batch as the tracker does from a browser: text/plain, with t_sent. */
 async function post(url: string, events: unknown, headers: Record<string, string> = {}) {
   const response = await fetch(url + '?t_sent=' + Date.now(), {
     method: 'POST',
-    headers: { 'content-type': 'text/plain;charset=UTF-8', ...headers },
+    headers: { 'content-type': 'text/plain;charset=UTF-8', 'user-agent': BROWSER, ...headers },
     body: typeof events == 'string' ? events : JSON.stringify(events)
   })
   return { status: response.status, headers: response.headers, body: await response.json().catch(() => null) }
@@ -84,15 +89,35 @@ const marked = () => {
 }
 const batch = () => [marked(), marked()]
 
+/** A scrape of `url` with the bearer token given: its status and text. */
+async function scrape(url: string, token?: string) {
+  const response = await fetch(url, { headers: token ? { authorization: 'Bearer ' + token } : {} })
+  return { status: response.status, type: response.headers.get('content-type'), text: await response.text() }
+}
+
+/** The accepted events a scrape counts. */
+const acceptedIn = (text: string) => Number(/^df_relay_events_total\{outcome="accepted"\} (\d+)$/m.exec(text)?.[1])
+
+/** The route serves the metrics with the token only, in Prometheus's text format, counting what the relay took. */
+async function expectTokenGuarded(url: string) {
+  for (const token of [undefined, 'a-guess']) expect((await scrape(url, token)).status).toBe(404)
+  const scraped = await scrape(url, METRICS_TOKEN)
+  expect(scraped.status).toBe(200)
+  expect(scraped.type).toMatch(/^text\/plain; version=0\.0\.4/)
+  expect(acceptedIn(scraped.text)).toBeGreaterThanOrEqual(2)
+}
+
 describe('Node http.createServer(toNodeHandler(relay))', () => {
   let origin: string
+  let metricsPort: number
   beforeAll(async () => {
-    origin = await run('node.mjs')
+    metricsPort = await freePort()
+    origin = await run('node.mjs', { METRICS_PORT: String(metricsPort) })
   })
 
   it('forwards a batch to the service once, with the peer as user.ip (a forged X-Forwarded-For ignored), and renews the uid cookie', async () => {
     const events = batch()
-    const answer = await post(origin + '/df/events', events, { 'x-forwarded-for': '6.6.6.6', 'user-agent': 'Shopper/1.0', cookie: 'df_uid=uid-1' })
+    const answer = await post(origin + '/df/events', events, { 'x-forwarded-for': '6.6.6.6', 'user-agent': BROWSER, cookie: 'df_uid=uid-1' })
     expect(answer).toMatchObject({ status: 200, body: { accepted: 2, duplicates: 0, rejected: [] } })
     expect(answer.headers.getSetCookie()).toEqual(['df_uid=uid-1; Path=/; Max-Age=34560000; SameSite=Lax'])
     const again = await post(origin + '/df/events', events)
@@ -100,7 +125,7 @@ describe('Node http.createServer(toNodeHandler(relay))', () => {
     const received = forwardedIds(events)
     expect(received.map((event) => event.properties.item_id)).toEqual(events.map((event) => event.event_id))
     expect(received.map((event) => event.user.ip)).toEqual(['127.0.0.1', '127.0.0.1'])
-    expect(received[0].user.ua).toBe('Shopper/1.0')
+    expect(received[0].user.ua).toBe(BROWSER)
     expect(received[0]).not.toHaveProperty('received_at')
   })
 
@@ -151,6 +176,14 @@ describe('Node http.createServer(toNodeHandler(relay))', () => {
     expect((await fetch(origin + '/df/events', { method: 'PUT', body: '[]' })).status).toBe(405)
     expect((await fetch(origin + '/df/events')).status).toBe(400)
   })
+
+  it('serves the metrics on their own port, on the loopback, and not on the relay’s', async () => {
+    const scraped = await scrape(`http://127.0.0.1:${metricsPort}/metrics`)
+    expect(scraped.status).toBe(200)
+    expect(scraped.type).toBe('text/plain; version=0.0.4')
+    expect(acceptedIn(scraped.text)).toBeGreaterThanOrEqual(2)
+    expect((await scrape(origin + '/metrics')).text).not.toContain('df_relay')
+  })
 })
 
 describe('Express 5', () => {
@@ -179,6 +212,10 @@ describe('Express 5', () => {
   it('refuses what the relay refuses, with its status', async () => {
     expect((await post(origin + '/df/events', [envelope({ key: 'OTHER' })])).status).toBe(403)
     expect((await post(origin + '/df/events', '{')).status).toBe(400)
+  })
+
+  it('serves /metrics to the bearer of the metrics token only', async () => {
+    await expectTokenGuarded(origin + '/metrics')
   })
 })
 
@@ -224,6 +261,10 @@ describe('Hono 4', () => {
     expect((await fetch(origin + '/df/events')).status).toBe(400)
     expect((await fetch(origin + '/df/events', { method: 'PUT', body: '[]' })).status).toBe(405)
     expect((await fetch(origin + '/elsewhere')).status).toBe(404)
+  })
+
+  it('serves /metrics to the bearer of the metrics token only', async () => {
+    await expectTokenGuarded(origin + '/metrics')
   })
 })
 
@@ -279,16 +320,35 @@ describe('Next.js App Router route handler', () => {
     expect(answer.status).toBe(204)
     expect(answer.headers.get('access-control-allow-methods')).toBe('POST, OPTIONS')
   })
+
+  it('app/metrics/route.js serves the metrics to the bearer of the metrics token only', async () => {
+    const metrics: { GET: Handler } = await import('./recipes/app/metrics/route.js')
+    const serveFetch = await serve(async (incoming: IncomingMessage, outgoing: ServerResponse) => {
+      const answer = await metrics.GET(
+        new Request('https://www.shop.example/metrics', { headers: { authorization: String(incoming.headers.authorization || '') } }),
+        context
+      )
+      outgoing.writeHead(answer.status, Object.fromEntries(answer.headers)).end(await answer.text())
+    })
+    try {
+      await expectTokenGuarded(serveFetch.origin + '/metrics')
+    } finally {
+      await serveFetch.close()
+    }
+  })
 })
 
 describe('the relay guide (docs/guide/relay.md)', () => {
-  it.each(['node.mjs', 'express.mjs', 'hono.mjs', 'app/df/events/route.js'])('shows the recipe %s as it is tested', (file) => {
-    const recipe = readFileSync(fileURLToPath(new URL('./recipes/' + file, import.meta.url)), 'utf8')
-      .split('\n')
-      // The ESLint line of the Next.js file is this repository's, not the recipe's.
-      .filter((line) => !line.startsWith('/* global'))
-      .join('\n')
-      .trim()
-    expect(readFileSync('docs/guide/relay.md', 'utf8')).toContain('```javascript\n' + recipe + '\n```')
-  })
+  it.each(['node.mjs', 'express.mjs', 'hono.mjs', 'app/df/relay.js', 'app/df/events/route.js', 'app/metrics/route.js'])(
+    'shows the recipe %s as it is tested',
+    (file) => {
+      const recipe = readFileSync(fileURLToPath(new URL('./recipes/' + file, import.meta.url)), 'utf8')
+        .split('\n')
+        // The ESLint line of the Next.js file is this repository's, not the recipe's.
+        .filter((line) => !line.startsWith('/* global'))
+        .join('\n')
+        .trim()
+      expect(readFileSync('docs/guide/relay.md', 'utf8')).toContain('```javascript\n' + recipe + '\n```')
+    }
+  )
 })

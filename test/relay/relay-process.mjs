@@ -12,6 +12,8 @@
 //                 'batch' (default here: the sink-down test's service reads arrays) or 'spec'
 //                 (one SPEC envelope a request, the package's default); FORWARD_MAX_IN_FLIGHT
 //                 its maxInFlight, else the package's default for that format
+//   BOTS          the relay's bots option, 'keep' by default here: the tests' senders are Node's
+//                 fetch and headless browsers, which the package's default 'drop' would drop
 //   CLAIM_MS      the relay's claimMs
 //   RATE_LIMIT    the relay's rateLimit as 'burst,perSecond', or 'off'; by default one that no load here
 //                 reaches (all of it comes from 127.0.0.1), so the bucket is paid for and refuses nothing
@@ -69,6 +71,7 @@ const relay = createRelay({
   sink: counted,
   store,
   claimMs: env.CLAIM_MS ? Number(env.CLAIM_MS) : undefined,
+  bots: env.BOTS || 'keep',
   rateLimit: rateLimitOf(env.RATE_LIMIT || '1e12,1e12'),
   onError: () => errors++
 })

@@ -359,7 +359,7 @@ describe('user.ip and user.ua', () => {
   const SECRET = 'a-server-secret-of-32-characters'
 
   it('fills them from the request when missing, and keeps what the envelope gave when a server sender sent it', async () => {
-    const { send, events } = setup({ serverSecrets: ['an-older-secret-still-honoured', SECRET] })
+    const { send, events } = setup({ serverSecrets: ['an-older-secret-still-honoured', SECRET], bots: 'keep' })
     const given = envelope({ user: { uid: 'u', sid: 's', ip: '198.51.100.7', ua: 'Server/1.0' } })
     await send([envelope(), given], { remoteAddress: '203.0.113.9', headers: { 'user-agent': 'Mozilla/5.0 Shopper', authorization: 'Bearer ' + SECRET } })
     expect(events().map((event) => [event.user.ip, event.user.ua])).toEqual([
@@ -369,7 +369,7 @@ describe('user.ip and user.ua', () => {
   })
 
   it('takes them from the connection, never from the body, for any other sender: a page, a wrong or missing secret', async () => {
-    const { send, events } = setup({ serverSecrets: [SECRET], trustProxy: 1 })
+    const { send, events } = setup({ serverSecrets: [SECRET], trustProxy: 1, bots: 'keep' })
     const forged = () => envelope({ user: { uid: 'u', sid: 's', ip: '8.8.8.8', ua: 'Forged/1.0' } })
     for (const authorization of [undefined, 'Bearer not-the-secret-at-all-000', 'Bearer ' + SECRET.slice(0, -1), SECRET, 'Basic ' + SECRET]) {
       const headers: Record<string, string> = { 'user-agent': 'Mozilla/5.0 Shopper', 'x-forwarded-for': '203.0.113.5' }

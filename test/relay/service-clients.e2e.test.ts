@@ -109,7 +109,7 @@ describe.each(['beacon', 'image'] as const)('@findify/analytics by %s', (transpo
   it('each of the seven events handed to the relay’s sink once, with the variants it filled counted', async () => {
     const recorded = recordingSink()
     const reports: BatchReport[] = []
-    const relay = createRelay({ keys: ['KEY'], sink: recorded.sink, onBatch: (report) => reports.push(report) })
+    const relay = createRelay({ keys: ['KEY'], sink: recorded.sink, onBatch: (report) => reports.push(report), bots: 'keep' })
     const server = await serve(toNodeHandler(relay))
     try {
       const { context } = await sendAll(transport, server.origin + '/v3/feedback')
@@ -163,7 +163,7 @@ describe("@findify/sdk's feedback requests", () => {
 
   it('each of the seven handed to the relay’s sink once', async () => {
     const recorded = recordingSink()
-    const relay = createRelay({ keys: ['KEY'], sink: recorded.sink })
+    const relay = createRelay({ keys: ['KEY'], sink: recorded.sink, bots: 'keep' })
     const server = await serve(toNodeHandler(relay))
     try {
       await sendAllBySdk(server.origin)

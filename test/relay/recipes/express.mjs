@@ -12,6 +12,12 @@ const relay = createRelay({
 const app = express()
 // Before any body parser, which would read the body first.
 app.post('/df/events', toNodeHandler(relay))
+// For Prometheus with its bearer token only; without DF_METRICS_TOKEN, for nobody.
+app.get('/metrics', async (request, response) => {
+  const token = process.env.DF_METRICS_TOKEN
+  if (!token || request.get('authorization') != 'Bearer ' + token) return response.sendStatus(404)
+  response.set('content-type', 'text/plain; version=0.0.4').send(await relay.metrics())
+})
 app.use(express.json())
 app.get('/', (request, response) => response.send('shop'))
 
