@@ -99,7 +99,7 @@ export function createDelivery(
       // to see through.
       const keepalive = keepaliveHeld(engine.inFlight) + bytes <= (request.leaving ? KEEPALIVE_BUDGET : KEEPALIVE_BUDGET / 2)
       request.held = keepalive ? bytes : 0
-      return post(requestUrl(settings, request.checks), request.body, keepalive)
+      return post(requestUrl(settings, request.checks), request.body, keepalive, !!request.checks)
     },
     answered({ checks = [] }, answer, outcome) {
       // Of the ids asked about, those the collector lacks wait again. No list (a collector

@@ -344,6 +344,25 @@ describe('delivery', () => {
     expect(fetch.mock.calls.length).toBeGreaterThan(4)
   })
 
+  it("reads an answer's body only when the request asked which events the collector lacks", async () => {
+    const bodyRead = vi.spyOn(Response.prototype, 'json')
+    const net = network({ answer: () => ({ status: 200, body: JSON.stringify({ accepted: 1, missing: [] }) }) })
+    const tracker = make()
+    tracker.clickItem(click('1'))
+    await tracker.flush()
+    await settle()
+    expect(net.events()).toHaveLength(1)
+    expect(bodyRead).not.toHaveBeenCalled()
+    // A beacon on the way out, then the question about it: that answer is read.
+    tracker.clickItem(click('2'))
+    setVisibility('hidden')
+    setVisibility('visible')
+    vi.advanceTimersByTime(CHECK_AFTER)
+    await settle()
+    expect(new URL(net.fetch.mock.calls.at(-1)![0]).searchParams.get('unconfirmed')).toBeTruthy()
+    expect(bodyRead).toHaveBeenCalledTimes(1)
+  })
+
   it('never resends what a beacon took; asks the collector later and resends only what it lacks', async () => {
     // The collector stored the first beacon but not the second (say it answered 503 to it).
     let lacking: string[] = []

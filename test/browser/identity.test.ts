@@ -26,6 +26,26 @@ describe('identity', () => {
     expect(Cookies.get('df_sid')).toBe(user.sid)
   })
 
+  it("reads the page's cookies once for both ids of an event, and not at all while both are fresh", () => {
+    vi.useFakeTimers({ now: new Date('2026-01-01T10:00:00Z') })
+    const cookie = Object.getOwnPropertyDescriptor(Document.prototype, 'cookie')!
+    const reads = vi.spyOn(cookie, 'get')
+    Object.defineProperty(document, 'cookie', { ...cookie, configurable: true })
+    try {
+      const identity = createIdentity(options, {})
+      identity.user(true)
+      expect(reads).toHaveBeenCalledTimes(1)
+      // Renewed less than a second ago: neither id needs the cookies.
+      identity.user(true)
+      expect(reads).toHaveBeenCalledTimes(1)
+      vi.advanceTimersByTime(2000)
+      identity.user(true)
+      expect(reads).toHaveBeenCalledTimes(2)
+    } finally {
+      delete (document as { cookie?: string }).cookie
+    }
+  })
+
   it('reuses the identity another page (or tab) left in the cookies', () => {
     const first = createIdentity(options, {}).user(true)
     const second = createIdentity(options, {}).user(true)
