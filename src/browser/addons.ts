@@ -6,7 +6,7 @@ import type { Addon, Consent, Outcome } from './types'
 export const DROPPED = {}
 
 /**
- * The add-ons plugged into one tracker (README "Extending the tracker"), called in the order they
+ * The add-ons plugged into one tracker (docs/guide/extending.md), called in the order they
  * were added. An add-on is the page's code: a hook that throws is reported and passed over, so
  * neither the event nor the page pays for it.
  */

@@ -29,8 +29,8 @@ type PageRequest = Body<Entry> & { checks?: Entry[]; leaving?: boolean; held?: n
 
 /**
  * The URL of a request. To a collector: with the send time, `t_sent`, as the server sender's
- * (withSendTime in shared/http.ts), and, if any, the ids asked about (README "Collector
- * protocol"). To the service, which knows neither: with the key, where its own feedback library
+ * (withSendTime in shared/http.ts), and, if any, the ids asked about (docs/reference/collector-protocol.md).
+ * To the service, which knows neither: with the key, where its own feedback library
  * puts it (a beacon can set no header); SPEC "Authentication" 4 wants it in the body too, where
  * every envelope has it.
  */
@@ -49,8 +49,8 @@ const requestUrl = ({ endpoint, format, key }: TrackerOptions, checks: Entry[] =
  * hidden, what waits goes by sendBeacon, which survives the page. The browser cannot tell
  * whether a beacon arrived, so such events count as delivered but stay "handed", as do those of
  * requests still in flight when the page goes. At least CHECK_AFTER later, this page or the next
- * asks the collector which of their event ids it lacks (`?unconfirmed=`, README "Collector
- * protocol") and sends only those again. A collector that does not answer `missing` gets each
+ * asks the collector which of their event ids it lacks (`?unconfirmed=`,
+ * docs/reference/collector-protocol.md) and sends only those again. A collector that does not answer `missing` gets each
  * such event at most once, never twice.
  *
  * `format: 'spec'` sends to the service itself, which takes one SPEC envelope per request and

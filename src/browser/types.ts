@@ -14,7 +14,7 @@ export interface TrackerOptions {
   endpoint: string
   /**
    * What the endpoint speaks. `'batch'` (default): a collector or relay that takes JSON arrays
-   * of events (README "Collector protocol"), such as `discovery-feedback/relay`. `'spec'`: the
+   * of events (docs/reference/collector-protocol.md), such as `discovery-feedback/relay`. `'spec'`: the
    * service itself, straight from the page, as its own feedback library sends: one request per
    * event, the body one SPEC envelope (`event`, `properties`, `key`, `t_client`, `user`), the
    * key also in the query (`?key=`), typed text/plain so no preflight is needed.
@@ -101,7 +101,7 @@ export interface Tracker {
   /** Removes listeners and history patches, and sends what is queued. */
   destroy(): void
   /**
-   * Plugs an add-on in (README "Extending the tracker"); returns the function that removes it.
+   * Plugs an add-on in (docs/guide/extending.md); returns the function that removes it.
    * Add-ons are called in the order they were added.
    */
   use(addon: Addon): () => void

@@ -77,7 +77,7 @@ export function createClient(options: ClientOptions): DiscoveryClient {
   /**
    * Sends a route its body, with the user and the time, and resolves with SPEC's answer for it.
    * SPEC "Endpoints" requires the user on every route. A tracker given as a function (the script
-   * tag's, README "Discovery client and rids") may not have loaded yet when a page asks its first
+   * tag's, docs/guide/discovery-client.md) may not have loaded yet when a page asks its first
    * shelf: the request then waits for the tracker's user, up to its timeout, and goes as it is
    * after that, for the service to refuse it by name.
    */

@@ -1,4 +1,4 @@
-// This is the reference collector: the first-party relay (README "First-party relay") with a
+// This is the reference collector: the first-party relay (docs/guide/relay.md) with a
 // file sink and a memory store, so that the collector the demo and `npx discovery-feedback
 // inspect` run and the relay a shop deploys are one code path. The relay speaks README
 // "Collector protocol"; what this file adds is the collector's own: the NDJSON file, the event

@@ -22,7 +22,7 @@ export function customPixelCode(options: CustomPixelOptions): string {
   const { version } = JSON.parse(readFileSync(packageFile('package.json'), 'utf8')) as { version: string }
   const bundle = readFileSync(packageFile('dist/discovery-feedback-shopify.min.js'), 'utf8')
   return `// discovery-feedback ${version}: sends this shop's checkout to the collector, with the storefront's shopper.
-// Paste all of it into Settings > Customer events > Add custom pixel. README "Shopify" says what it sends.
+// Paste all of it into Settings > Customer events > Add custom pixel. docs/guide/shopify.md says what it sends.
 ${bundle.trim()}
 discoveryFeedbackShopify.connectShopify(api, ${JSON.stringify(options, null, 2)})
 `

@@ -1,6 +1,6 @@
 // This module finds the lints: what an integration most likely got wrong, judged one event at a
 // time. They are pure functions of the event and of what its session showed before, and
-// activity.ts keeps that state. README "Inspector as an integration debugger" lists them with
+// activity.ts keeps that state. docs/guide/inspector.md lists them with
 // their thresholds.
 import { clip } from './messages'
 import type { CollectorMessage, Lint, StoredEvent } from './types'
@@ -110,7 +110,7 @@ function productViewLint(envelope: StoredEvent, productUrl: RegExp): Found {
 }
 
 /**
- * Finds clock skew. The library sends ?t_sent= (README "Wire format"): its gap to the receive time is
+ * Finds clock skew. The library sends ?t_sent= (docs/reference/wire-format.md): its gap to the receive time is
  * the device clock's error, whereas t_client may be old for an event sent on a later visit.
  * Without t_sent, t_client is all there is.
  */

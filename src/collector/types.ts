@@ -32,7 +32,7 @@ export type CollectorMessage =
   /** Refused by the rules or the keys: its index in the batch and the error. */
   | { type: 'rejected'; index: number; error: string; envelope: RejectedSummary }
 
-/** A lint: what an integration most likely got wrong (README "Inspector as an integration debugger"). */
+/** A lint: what an integration most likely got wrong (docs/guide/inspector.md). */
 export interface Lint {
   code: string
   text: string

@@ -104,14 +104,14 @@ function checkRequired({ keys, sink }: RelayOptions) {
 }
 
 /**
- * Creates a relay: the collector protocol (README "Collector protocol") on Web standards, for a
+ * Creates a relay: the collector protocol (docs/reference/collector-protocol.md) on Web standards, for a
  * shop to run on its own domain in front of the service. For each batch it checks the keys and
  * the rules, fills `user.ip` from the connection (through the proxies the shop trusts) and
  * `user.ua` from the request, corrects the device clock by `?t_sent=`, answers `?unconfirmed=`
  * from its store, renews the uid cookie from the server, and hands the accepted events to its
  * sink: 2xx only once the sink has them, 503 with Retry-After when it fails, so the browser,
  * whose outbox keeps them, sends them again. Each event id reaches the sink once, across every
- * instance that shares the store (README "First-party relay" says where that can fail).
+ * instance that shares the store (docs/guide/relay.md says where that can fail).
  */
 export function createRelay(options: RelayOptions): Relay {
   const { keys, sink, origins, maxBodyBytes = 256 * 1024, claimMs = 30000, onBatch, rateLimit = RATE_LIMIT, bots = 'drop' } = options
@@ -161,7 +161,7 @@ export function createRelay(options: RelayOptions): Relay {
   }
 
   /**
-   * README "Collector protocol": of the event ids a tracker handed over unconfirmed, those it
+   * docs/reference/collector-protocol.md: of the event ids a tracker handed over unconfirmed, those it
    * must send again. Only an id stored for one of the asking shoppers counts as arrived: of
    * anyone else's, the answer is "missing" whether it arrived or not, so that nobody learns
    * whether another shopper's order was placed (a resend is a duplicate, and stored once).
@@ -271,7 +271,7 @@ export function createRelay(options: RelayOptions): Relay {
       duplicates: batch.duplicates.length,
       rejected: batch.rejected.map(({ index, error }) => ({ index, error }))
     }
-    // README "Collector protocol": of the ids the tracker handed over unconfirmed, those that never arrived.
+    // docs/reference/collector-protocol.md: of the ids the tracker handed over unconfirmed, those that never arrived.
     const unconfirmed = query.get('unconfirmed')
     if (unconfirmed != null) {
       const asked = unconfirmed.split(',').filter(Boolean).slice(0, MAX_UNCONFIRMED)

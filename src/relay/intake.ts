@@ -1,6 +1,6 @@
 /*
  * What a request to the relay carries, in every form a sender of SPEC's events uses: the
- * library's batches (README "Collector protocol"), one envelope on its own (SPEC "Generic event
+ * library's batches (docs/reference/collector-protocol.md), one envelope on its own (SPEC "Generic event
  * structure"), and what the service's own clients send. The service's feedback library posts one
  * envelope by sendBeacon with the key only in the query (`?key=`), and without sendBeacon asks
  * for an image whose query string holds the envelope in `qs`'s bracket encoding; the service's

@@ -10,7 +10,7 @@ const MAX_BUCKETS = 100000
  * Which event ids were delivered, in this process's memory: for one instance, with nothing to
  * install. It remembers the last `max` delivered ids (about 150 B each) and forgets the oldest
  * first, so a resend of an older event reaches the sink again: the relay's rate limit keeps one
- * client from pushing others' ids out (README "What an attacker can still cost"). Node runs one
+ * client from pushing others' ids out (docs/guide/relay.md "What an attacker can still cost"). Node runs one
  * handler at a time, so a claim is checked and taken at once.
  */
 export function memoryStore({ max = 200000 }: { max?: number } = {}): DeliveryStore & { remember(events: RelayEvent[]): void } {

@@ -1,5 +1,5 @@
 /*
- * What one relay did, for an operator to scrape (README "First-party relay", metrics): in the
+ * What one relay did, for an operator to scrape (docs/guide/relay.md, metrics): in the
  * Prometheus text format, by prom-client in a registry of the relay's own, so that two relays in
  * one process never mix their counts, and nothing lands in prom-client's global registry. Labels
  * are outcomes, status codes and store operations only: a handful of series each, whatever the

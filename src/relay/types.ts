@@ -9,7 +9,7 @@ export type RelayEvent = Envelope & {
   t_corrected: number
   /** Sent by the shop's own server sender (`serverSecrets`): the only sender whose `user.ip` and `user.ua` are its own word. */
   from_server?: true
-  /** A purchase that says something else than one stored before for the same order: both are kept, for the shop to settle (README "What each sender can prove"). */
+  /** A purchase that says something else than one stored before for the same order: both are kept, for the shop to settle (docs/guide/relay.md "What each sender can prove"). */
   order_conflict?: true
   /** Its user agent is a known bot's, crawler's or headless browser's (isbot). Only with `bots: 'keep'`: with `'drop'` such events reach no sink. */
   bot?: true

@@ -4,11 +4,11 @@ import type { DataLayerOptions, Ga4EventName } from '../integrations/data-layer/
 
 /*
  * The GA4 data-layer bridge's script tag (dist/discovery-feedback-datalayer.min.js), next to
- * the tracker's tag (README "GA4 data layer"). Like the declarative add-on, it sends through
+ * the tracker's tag (docs/guide/ga4-data-layer.md). Like the declarative add-on, it sends through
  * the page's command function, so its events queue in the stub until the tracker has loaded
  * and reach the same tracker after. It finds the tracker the one way the command function
  * offers: `discoveryFeedback('use', addon)`, which the tracker takes at once if it exists, or
- * replays before the calls queued with it (README "Extending the tracker"), so the bridge hears
+ * replays before the calls queued with it (docs/guide/extending.md), so the bridge hears
  * the page's own calls from the first. Its options are its own data-* attributes:
  *   data-events="purchase,select_item"           the GA4 events to map (default all)
  *   data-value-includes-tax-and-shipping="true"  GA4's value is the order's total ("false": Google's;

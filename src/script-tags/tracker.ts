@@ -4,8 +4,8 @@ import { createTracker } from '../browser/tracker'
 import type { TrackerOptions } from '../browser/types'
 
 /*
- * The tracker's script tag (dist/discovery-feedback.min.js). The page's stub (README "Script
- * tag") queues calls in `discoveryFeedback.q` until this file runs. Here the command function
+ * The tracker's script tag (dist/discovery-feedback.min.js). The page's stub (docs/guide/script-tag.md)
+ * queues calls in `discoveryFeedback.q` until this file runs. Here the command function
  * takes the global name, the tracker is created from the script's own data-* attributes (or a
  * queued 'init'), and every queued call is replayed: the add-ons' 'use' first, the rest in order. The queue's array is never
  * patched: a page that kept a reference to the stub goes through the global name, now ours.

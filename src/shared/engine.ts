@@ -34,7 +34,7 @@ export interface Queued extends Packed<{ t_client: number }> {
 
 /**
  * One POST: its body and the entries it carries, and any entries whose delivery it only asks
- * about (`checks`, README "Collector protocol"), which the product settles itself.
+ * about (`checks`, docs/reference/collector-protocol.md), which the product settles itself.
  */
 export type Request<E extends Queued> = Body<E> & { checks?: E[] }
 

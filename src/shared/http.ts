@@ -19,7 +19,7 @@ export function outcomeOf(status: number): Outcome {
 
 /**
  * The collector URL with the send time as `t_sent`: a collector corrects a device clock that is
- * off by its own receive time minus t_sent (README "Collector protocol"). A query parameter
+ * off by its own receive time minus t_sent (docs/reference/collector-protocol.md). A query parameter
  * keeps the body SPEC's.
  */
 export const withSendTime = (endpoint: string, now: number) => endpoint + (endpoint.includes('?') ? '&' : '?') + 't_sent=' + now

@@ -1,7 +1,7 @@
 /*
  * One event id per order, wherever the order is tracked: the thank-you page's purchase(), the
  * Shopify pixel and the shop's server all derive the same id from the key and the order id, so
- * a collector that stores each event id once (README "Delivery guarantees") keeps one purchase
+ * a collector that stores each event id once (docs/reference/delivery.md) keeps one purchase
  * however many of them send it, and however often a confirmation page is reloaded.
  */
 

@@ -45,7 +45,7 @@ function readOptions(options: ShopifyOptions) {
 
 /**
  * Connects a Shopify Web Pixel to the collector: call it with the Standard API, in an app
- * pixel's `register` callback or in a custom pixel's code (README "Shopify"). It follows
+ * pixel's `register` callback or in a custom pixel's code (docs/guide/shopify.md). It follows
  * Shopify's standard events and sends SPEC's (events.ts), under the storefront's shopper read
  * through `browser.cookie` (identity.ts), with the consent Shopify's customer privacy gives
  * (consent.ts), by fetch with keepalive (delivery.ts). Nothing here touches `document.cookie`

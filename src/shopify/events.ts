@@ -4,7 +4,7 @@ import type { EventProperties, FeedbackError, LineItem } from '../shared/types'
 import type { CatalogIds } from './types'
 
 /*
- * What Shopify's standard events become in SPEC's (README "Shopify", the mapping table). Each
+ * What Shopify's standard events become in SPEC's (docs/guide/shopify.md, the mapping table). Each
  * function takes an event's data as Shopify's types describe it and returns SPEC's properties;
  * a line that cannot be mapped is reported by name (`report`) and left out, so a line without a
  * product never costs the order its purchase.

@@ -24,7 +24,7 @@ interface DataLayerState {
 /**
  * Bridges the page's GA4 data layer to the tracker: `purchase`, `select_item`, `view_item` and
  * the cart events, pushed before this call and after it, in both forms, become SPEC's events
- * (README "GA4 data layer" has the table). The bridge plugs itself into the tracker as an add-on
+ * (docs/guide/ga4-data-layer.md has the table). The bridge plugs itself into the tracker as an add-on
  * (`tracker.use`). Call it right after createTracker(), in the same task, so that a view_item
  * already pushed names the product of the page's first view-page. Returns a function that stops
  * the bridge and removes its add-on. Never throws: what cannot be done is reported, in the

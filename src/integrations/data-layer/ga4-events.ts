@@ -17,8 +17,8 @@ export interface Ga4Reader {
 }
 
 /**
- * Each GA4 event the bridge maps, sent as SPEC's through the link to the tracker (README "GA4
- * data layer" has the table). What cannot be sent is reported as a FeedbackError naming the GA4
+ * Each GA4 event the bridge maps, sent as SPEC's through the link to the tracker (docs/guide/ga4-data-layer.md
+ * has the table). What cannot be sent is reported as a FeedbackError naming the GA4
  * event and field, and the entries after it still go.
  */
 export function createGa4Reader(options: DataLayerOptions, link: TrackerLink, cart: TabCart, report: (error: FeedbackError) => void): Ga4Reader {

@@ -8,7 +8,7 @@ import { createViews, lateView, type Views } from './views'
 
 /*
  * The bridge's link to the tracker: what it sends through `track`, and what it hears as an add-on
- * (README "Extending the tracker"): each event before the rules, which it may drop as an echo of
+ * (docs/guide/extending.md): each event before the rules, which it may drop as an echo of
  * its own; whether the tracker took it; the URL of the view-page counted last; the consent.
  */
 

@@ -5,7 +5,7 @@ import type { EventProperties, FeedbackError, LineItem } from '../../shared/type
 import type { CatalogIds, DataLayerOptions, Ga4Item } from './types'
 
 /*
- * What GA4's e-commerce events become in SPEC's (README "GA4 data layer", the bridge's table).
+ * What GA4's e-commerce events become in SPEC's (docs/guide/ga4-data-layer.md, the bridge's table).
  * Each function takes a GA4 event's parameters as the page pushed them and returns SPEC's
  * properties, or throws a FeedbackError naming the GA4 event and its field. An item that cannot
  * be mapped is reported on its own (`report`) and left out, so one bad item never costs an order

@@ -1,4 +1,4 @@
-// Public types of the GA4 data-layer bridge (`bridgeDataLayer`, README "GA4 data layer").
+// Public types of the GA4 data-layer bridge (`bridgeDataLayer`, docs/guide/ga4-data-layer.md).
 import type { Tracker } from '../../browser/types'
 import type { FeedbackError } from '../../shared/types'
 
@@ -72,7 +72,7 @@ export interface DataLayerOptions {
 
 /**
  * What the bridge sends through and listens to: the tracker, or anything with its `track` and
- * `use`. The bridge plugs itself in as an add-on (README "Extending the tracker") to hear what
+ * `use`. The bridge plugs itself in as an add-on (docs/guide/extending.md) to hear what
  * the shop tracks itself through the same tracker, what the tracker took, the view-page it
  * counted last and the consent.
  */

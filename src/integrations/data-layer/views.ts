@@ -17,7 +17,11 @@ import { feedbackError } from '../../shared/error'
 
 /** A view_item too late to name its page's view-page. */
 export const lateView = () =>
-  feedbackError('view_item', undefined, 'came after this page\'s view-page was tracked: not sent again, so that the page counts once (README "GA4 data layer")')
+  feedbackError(
+    'view_item',
+    undefined,
+    'came after this page\'s view-page was tracked: not sent again, so that the page counts once (docs, guide "GA4 data layer")'
+  )
 
 export interface Views {
   /** Whether a view-page of this URL would not repeat the last one: in time for the product's details. */
