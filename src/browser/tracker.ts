@@ -85,7 +85,10 @@ export function createTracker(options: TrackerOptions): Tracker {
     // tracked. Its rules pick its fields out of the add-to-cart's, which passed stricter ones.
     if (event == 'add-to-cart') push('click-item', validate('click-item', properties))
     addons.outcome(event, properties, push(event, properties))
-    if (event == 'view-page') addons.view((lastUrl = properties.url as string))
+    if (event == 'view-page') {
+      lastUrl = properties.url as string
+      addons.view(lastUrl)
+    }
   }
 
   /** Events tracked while consent was pending get the shopper's identity. */
@@ -109,7 +112,8 @@ export function createTracker(options: TrackerOptions): Tracker {
         beforeLeaving: () => pageViews?.recordDue(),
         restored() {
           // Back from the back/forward cache: to the shopper a new view, even of the same URL.
-          addons.view((lastUrl = undefined))
+          lastUrl = undefined
+          addons.view(lastUrl)
           pageViews?.restored()
         }
       },
