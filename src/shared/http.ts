@@ -22,7 +22,10 @@ export function outcomeOf(status: number): Outcome {
  * off by its own receive time minus t_sent (docs/reference/collector-protocol.md). A query parameter
  * keeps the body SPEC's.
  */
-export const withSendTime = (endpoint: string, now: number) => endpoint + (endpoint.includes('?') ? '&' : '?') + 't_sent=' + now
+export const withSendTime = (endpoint: string, now: number) => withParameter(endpoint, 't_sent=' + now)
+
+/** `url` with one more query parameter (`name=value`, its value encoded already), after a `?` or an `&` as the URL needs. */
+export const withParameter = (url: string, parameter: string) => url + (url.includes('?') ? '&' : '?') + parameter
 
 /** Milliseconds a Retry-After header asks for, in seconds or as an HTTP date; NaN without a usable one. */
 export function retryAfterMs(header: string | null | undefined, now: number): number {
