@@ -32,7 +32,8 @@ export const addonsFirst = (calls: Call[]) => calls.sort((one, other) => +(other
  * The script tag's `discoveryFeedback(command, ...args)`. Calls before 'init' wait, and 'init'
  * creates the tracker and replays them in order. Nothing is thrown into the page: only a strict
  * tracker throws, or a call the page left malformed, and either is shown in the console.
- * Returns the command function and `call`, the same for a call not yet checked (the stub's queue).
+ * Returns the command function, typed twice over: as CommandFunction for the page, and as `call`
+ * for the calls in the stub's queue, which nobody has checked yet.
  */
 export function createCommandFunction(createTracker: (options: TrackerOptions) => Tracker) {
   let tracker: Tracker | undefined
@@ -63,8 +64,8 @@ export function createCommandFunction(createTracker: (options: TrackerOptions) =
     waiting.push(args)
   }
 
-  const discoveryFeedback: CommandFunction = Object.assign(call, { createTracker })
-  return { discoveryFeedback, call }
+  const discoveryFeedback: CommandFunction & typeof call = Object.assign(call, { createTracker })
+  return discoveryFeedback
 }
 
 /** The page's `discoveryFeedback` as an add-on sees it: the README's stub with its queue, or the tracker's command function. */

@@ -23,7 +23,7 @@ interface Stub {
   const stub = (typeof page.discoveryFeedback == 'function' ? page.discoveryFeedback : {}) as Stub
   // Loaded twice: the first copy owns the page, a second tracker would double every event.
   if (stub.createTracker) return
-  const { discoveryFeedback, call } = createCommandFunction(createTracker)
+  const discoveryFeedback = createCommandFunction(createTracker)
   page.discoveryFeedback = discoveryFeedback
   // Without data-key the tracker waits for a queued or later 'init'.
   const data = document.currentScript?.dataset
@@ -31,5 +31,5 @@ interface Stub {
   if (data?.key) discoveryFeedback('init', optionsFromDataset(data) as TrackerOptions)
   // Array.from with one argument only: Prototype.js replaces it with a version that takes no map function.
   const queued = Array.from(stub.q || []).map((args) => Array.from(args || []) as Call)
-  for (const args of addonsFirst(queued)) call(...args)
+  for (const args of addonsFirst(queued)) discoveryFeedback(...args)
 })()
