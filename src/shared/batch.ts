@@ -9,8 +9,7 @@ export interface Packed<Event = Envelope> {
 
 /** An entry's JSON text, made once: for its size when tracked, for storage and for every request. */
 export function jsonOf(entry: Packed<unknown>): string {
-  if (entry.wire === undefined) entry.wire = encode(entry.event)
-  return entry.wire
+  return (entry.wire ??= encode(entry.event))
 }
 
 /**
