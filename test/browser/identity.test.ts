@@ -53,6 +53,15 @@ describe('identity', () => {
     expect(second.sid).toBe(first.sid)
   })
 
+  it('reads its own cookies among others whose names begin or end like theirs', () => {
+    for (const name of ['my_df_uid', 'df_uid_old', 'xdf_sid', 'df_sid2']) Cookies.set(name, 'theirs0000000000000000', { path: '/' })
+    Cookies.set('df_uid', 'U1234567890abcdefghij', { path: '/' })
+    Cookies.set('df_sid', 'S1234567890abcdefghij', { path: '/' })
+    const user = createIdentity(options, {}).user(true)
+    expect(user.uid).toBe('U1234567890abcdefghij')
+    expect(user.sid).toBe('S1234567890abcdefghij')
+  })
+
   it('keeps the sid while events come, and starts a new one, same uid, after 30 idle minutes', () => {
     vi.useFakeTimers({ now: new Date('2026-01-01T10:00:00Z') })
     const identity = createIdentity(options, {})
