@@ -14,8 +14,8 @@ import { measure } from './sizes.mjs'
  * sending its page view to a local collector on the page's origin:
  *
  * - Chromium with the CPU throttled 4× (Emulation.setCPUThrottlingRate: a mid-range phone), a
- *   fresh browser context per load, the pages' loads interleaved (one of each page, then again),
- *   LOADS loads of each.
+ *   fresh browser context per load, the pages' loads interleaved (one of each page, then again,
+ *   each round starting one page further on), LOADS loads of each, SETTLE_MS apart.
  * - Per load, CDP Performance.getMetrics WINDOW_MS after the navigation began: TaskDuration
  *   (every task of the page's main thread) and ScriptDuration (JavaScript alone). The figure of a
  *   library is the median of its loads less the median of the same page without any library.
@@ -27,15 +27,20 @@ const here = new URL('.', import.meta.url)
 export const LOADS = 7
 export const WINDOW_MS = 4000
 const THROTTLING = 4
+const SETTLE_MS = 500
 
 const TEXT = `<h1>A product</h1><p>${'Text of a product page. '.repeat(200)}</p>`
 const STUB = `<script>window.discoveryFeedback=typeof discoveryFeedback=="function"?discoveryFeedback:function(){(discoveryFeedback.q=discoveryFeedback.q||[]).push(arguments)};</script>`
 // Algolia's documented install: a queue under the global name, then their file loaded async.
 const ALGOLIA_QUEUE = `<script>window.AlgoliaAnalyticsObject='aa';window.aa=window.aa||function(){(window.aa.queue=window.aa.queue||[]).push(arguments)};</script>`
 
+export const OURS_IN_MEMORY = 'discovery-feedback, storage: memory'
+
 const PAGES = {
   none: `<title>none</title>${TEXT}`,
   'discovery-feedback': `<title>ours</title>${STUB}<script async src="/discovery-feedback.min.js" data-key="KEY" data-endpoint="/v3/feedback"></script>${TEXT}`,
+  // The same tag without its durable outbox: what keeping each event through a crash costs a load.
+  [OURS_IN_MEMORY]: `<title>ours, memory</title>${STUB}<script async src="/discovery-feedback.min.js" data-key="KEY" data-endpoint="/v3/feedback" data-storage="memory"></script>${TEXT}`,
   // search-insights has no page view: a product page sends viewedObjectIDs, as Algolia's guide for product pages does.
   'search-insights':
     `<title>search-insights</title>${ALGOLIA_QUEUE}<script>aa('init', { appId: 'APPID', apiKey: 'KEY', host: location.origin, useCookie: true });` +
@@ -93,6 +98,8 @@ async function loadOnce(browser, url) {
   const value = (name) => metrics.find((metric) => metric.name == name).value * 1000
   const result = { task: value('TaskDuration'), script: value('ScriptDuration') }
   await context.close()
+  // The closed page's renderer winds down on the other core: the next load starts after it.
+  await new Promise((resolve) => setTimeout(resolve, SETTLE_MS))
   return result
 }
 
@@ -104,8 +111,10 @@ export async function loadCost({ loads = LOADS } = {}) {
   const browser = await launchChromium()
   const runs = Object.fromEntries(Object.keys(PAGES).map((name) => [name, { task: [], script: [] }]))
   try {
+    const names = Object.keys(PAGES)
     for (let round = 0; round < loads; round++) {
-      for (const name of Object.keys(PAGES)) {
+      // Each round starts one page further on, so that no page always follows the same one.
+      for (const name of [...names.slice(round % names.length), ...names.slice(0, round % names.length)]) {
         const { task, script } = await loadOnce(browser, origin + '/' + name)
         runs[name].task.push(task)
         runs[name].script.push(script)
@@ -118,7 +127,7 @@ export async function loadCost({ loads = LOADS } = {}) {
   const base = { task: median(runs.none.task), script: median(runs.none.script) }
   const libraries = {}
   for (const name of Object.keys(PAGES).filter((name) => name != 'none')) {
-    const file = Object.keys(scripts).find((path) => path.includes(name))
+    const file = Object.keys(scripts).find((path) => name.startsWith(path.slice(1).replace(/(\.min)?\.js$/, '')))
     libraries[name] = {
       taskMs: median(runs[name].task) - base.task,
       scriptMs: median(runs[name].script) - base.script,
