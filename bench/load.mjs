@@ -71,14 +71,21 @@ async function files() {
   return out
 }
 
-/** The pages, their files and a collector that answers anything else 200, on one origin. */
+/** The page a URL of ours names. */
+const pageName = (url) => decodeURIComponent(new URL(url, 'http://localhost').pathname.slice(1))
+
+/**
+ * The pages, their files and a collector that answers anything else 200, on one origin. `sent`
+ * counts each page's requests to the collector, by the page that made them (their Referer).
+ */
 function serve(scripts, sent) {
   const server = createServer((request, response) => {
     const path = request.url.split('?')[0]
     if (scripts[path]) return response.writeHead(200, { 'content-type': 'text/javascript' }).end(scripts[path])
-    const page = PAGES[path.slice(1)]
+    const page = PAGES[pageName(path)]
     if (page) return response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end('<!doctype html><meta charset="utf-8">' + page)
-    sent.push(path)
+    const from = pageName(request.headers.referer || '/')
+    sent[from] = (sent[from] || 0) + 1
     request.resume().on('end', () => response.writeHead(200, { 'content-type': 'text/plain' }).end())
   })
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)))
@@ -105,7 +112,7 @@ async function loadOnce(browser, url) {
 
 export async function loadCost({ loads = LOADS } = {}) {
   const scripts = await files()
-  const sent = []
+  const sent = {}
   const server = await serve(scripts, sent)
   const origin = 'http://127.0.0.1:' + server.address().port
   const browser = await launchChromium()
@@ -115,7 +122,7 @@ export async function loadCost({ loads = LOADS } = {}) {
     for (let round = 0; round < loads; round++) {
       // Each round starts one page further on, so that no page always follows the same one.
       for (const name of [...names.slice(round % names.length), ...names.slice(0, round % names.length)]) {
-        const { task, script } = await loadOnce(browser, origin + '/' + name)
+        const { task, script } = await loadOnce(browser, origin + '/' + encodeURIComponent(name))
         runs[name].task.push(task)
         runs[name].script.push(script)
       }
@@ -124,6 +131,9 @@ export async function loadCost({ loads = LOADS } = {}) {
     await browser.close()
     server.close()
   }
+  // A page whose library sent nothing measured a library that did not do its work.
+  for (const name of Object.keys(PAGES).filter((name) => name != 'none'))
+    if ((sent[name] || 0) < loads) throw new Error(`${name}: ${sent[name] || 0} requests to the collector in ${loads} loads`)
   const base = { task: median(runs.none.task), script: median(runs.none.script) }
   const libraries = {}
   for (const name of Object.keys(PAGES).filter((name) => name != 'none')) {
@@ -135,7 +145,7 @@ export async function loadCost({ loads = LOADS } = {}) {
       runs: runs[name]
     }
   }
-  return { date: new Date().toISOString().slice(0, 10), throttling: THROTTLING, loads, windowMs: WINDOW_MS, base, libraries, requests: sent.length }
+  return { date: new Date().toISOString().slice(0, 10), throttling: THROTTLING, loads, windowMs: WINDOW_MS, base, libraries, requests: sent }
 }
 
 if (import.meta.url == 'file://' + process.argv[1]) {
