@@ -84,6 +84,8 @@ function serve(scripts, sent) {
     if (scripts[path]) return response.writeHead(200, { 'content-type': 'text/javascript' }).end(scripts[path])
     const page = PAGES[pageName(path)]
     if (page) return response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end('<!doctype html><meta charset="utf-8">' + page)
+    // Every page asks for a favicon: not a request to the collector.
+    if (path == '/favicon.ico') return response.writeHead(404).end()
     const from = pageName(request.headers.referer || '/')
     sent[from] = (sent[from] || 0) + 1
     request.resume().on('end', () => response.writeHead(200, { 'content-type': 'text/plain' }).end())
