@@ -1,6 +1,6 @@
 import { MAX_BODY, pack, tooLarge, type Body } from '../shared/batch'
 import { createEngine, type DropReason } from '../shared/engine'
-import { withParameter } from '../shared/http'
+import { withParameter, withSendTime } from '../shared/http'
 import { KEEPALIVE_BUDGET, keepaliveHeld } from '../shared/keepalive'
 import { post, type Answer } from '../shared/post'
 import type { Entry, Outbox } from './outbox'
@@ -35,7 +35,7 @@ type PageRequest = Body<Entry> & { checks?: Entry[]; leaving?: boolean; held?: n
  * every envelope has it.
  */
 const requestUrl = ({ endpoint, format, key }: TrackerOptions, checks: Entry[] = []) => {
-  const url = withParameter(endpoint, format == 'spec' ? 'key=' + encodeURIComponent(key) : 't_sent=' + Date.now())
+  const url = format == 'spec' ? withParameter(endpoint, 'key=' + encodeURIComponent(key)) : withSendTime(endpoint, Date.now())
   if (!checks.length) return url
   return url + '&unconfirmed=' + encodeURIComponent(checks.map((entry) => entry.event.event_id).join())
 }
