@@ -70,7 +70,7 @@ const declarations = (name) => ({
 // The script tags: one file each, with nanoid and js-cookie in their browser builds. The
 // minifier shortens local names only; property names stay as the source writes them. A third
 // pass of its safe transforms still finds code that the second one made inlinable.
-const scriptTag = (input, file, name, preamble) => ({
+const scriptTag = (input, file, { name, preamble } = {}) => ({
   input,
   plugins: [nodeResolve({ browser: true }), compile(), terser({ compress: { passes: 3 }, format: { comments: false, preamble } })],
   output: { file, format: 'iife', name }
@@ -102,7 +102,7 @@ export default [
   scriptTag('src/script-tags/discovery-client.ts', 'dist/discovery-feedback-client.min.js'),
   scriptTag('src/script-tags/declarative.ts', 'dist/discovery-feedback-declarative.min.js'),
   scriptTag('src/script-tags/data-layer.ts', 'dist/discovery-feedback-datalayer.min.js'),
-  scriptTag('src/script-tags/tracker.ts', 'dist/discovery-feedback.min.js', undefined, ALL_FUNCTIONS_CALLED_ON_LOAD),
+  scriptTag('src/script-tags/tracker.ts', 'dist/discovery-feedback.min.js', { preamble: ALL_FUNCTIONS_CALLED_ON_LOAD }),
   // Not a script tag: the bundle a Shopify custom pixel pastes (src/collector/custom-pixel.ts).
-  scriptTag('src/script-tags/shopify.ts', 'dist/discovery-feedback-shopify.min.js', 'discoveryFeedbackShopify')
+  scriptTag('src/script-tags/shopify.ts', 'dist/discovery-feedback-shopify.min.js', { name: 'discoveryFeedbackShopify' })
 ]

@@ -49,6 +49,16 @@ const PAGES = {
   'plausible-tracker': `<title>plausible</title><script defer src="/plausible-tracker.js"></script>${TEXT}`,
   snowplow: `<title>snowplow</title><script async src="/snowplow.js"></script>${TEXT}`
 }
+const LIBRARY_PAGES = Object.keys(PAGES).filter((name) => name != 'none')
+
+/** The file each library's page loads, for its size. */
+const FILE_OF = {
+  'discovery-feedback': '/discovery-feedback.min.js',
+  [OURS_IN_MEMORY]: '/discovery-feedback.min.js',
+  'search-insights': '/search-insights.min.js',
+  'plausible-tracker': '/plausible-tracker.js',
+  snowplow: '/snowplow.js'
+}
 
 /** Each library's file as a page loads it: ours and search-insights as shipped, the others bundled from their packages. */
 async function files() {
@@ -134,16 +144,14 @@ export async function loadCost({ loads = LOADS } = {}) {
     server.close()
   }
   // A page whose library sent nothing measured a library that did not do its work.
-  for (const name of Object.keys(PAGES).filter((name) => name != 'none'))
-    if ((sent[name] || 0) < loads) throw new Error(`${name}: ${sent[name] || 0} requests to the collector in ${loads} loads`)
+  for (const name of LIBRARY_PAGES) if ((sent[name] || 0) < loads) throw new Error(`${name}: ${sent[name] || 0} requests to the collector in ${loads} loads`)
   const base = { task: median(runs.none.task), script: median(runs.none.script) }
   const libraries = {}
-  for (const name of Object.keys(PAGES).filter((name) => name != 'none')) {
-    const file = Object.keys(scripts).find((path) => name.startsWith(path.slice(1).replace(/(\.min)?\.js$/, '')))
+  for (const name of LIBRARY_PAGES) {
     libraries[name] = {
       taskMs: median(runs[name].task) - base.task,
       scriptMs: median(runs[name].script) - base.script,
-      brotli: measure(scripts[file]).brotli,
+      brotli: measure(scripts[FILE_OF[name]]).brotli,
       runs: runs[name]
     }
   }

@@ -73,7 +73,7 @@ row(
 row("jsdom: the same, ours with storage: 'memory'", round(wire.jsdom.memoryUs, 2) + ' µs', `${ratio(wire.jsdom.memoryUs, wire.jsdom.theirsUs)}×`)
 // A page load (bench/load.mjs): Chromium at 4x CPU throttling, interleaved fresh loads, medians less a page without a library.
 const loadOf = (name) => load.libraries[name]
-for (const name of Object.keys(load.libraries).filter((name) => !name.startsWith(OURS))) {
+for (const name of Object.keys(load.libraries).filter((name) => name != OURS && name != OURS_IN_MEMORY)) {
   const ours = loadOf(OURS)
   const theirs = loadOf(name)
   row(
