@@ -1,25 +1,22 @@
 // @vitest-environment node
 // The relay as an attacker meets it: over real HTTP, two instances sharing a real redis-server,
 // the attacks that once worked, each now answered. Each test names the attack it replays.
-import { createClient } from 'redis'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { createRelay, redisStore, toNodeHandler, type RelayEvent, type RelayOptions } from '../../src/relay'
 import { createServerTracker } from '../../src/server'
 import { orderEventId } from '../../src/shared/order-event-id'
-import { startRedis, type RedisServer } from './redis-server'
+import { connectClient, startRedis, type RedisServer } from './redis-server'
 import { recordingSink, serve } from './support'
 
 const SECRET = 'the-shops-server-secret-0123456789'
 let redis: RedisServer
-let client: ReturnType<typeof createClient>
+let client: Awaited<ReturnType<typeof connectClient>>
 let prefixes = 0
 const servers: { close(): Promise<void> }[] = []
 
 beforeAll(async () => {
   redis = await startRedis()
-  client = createClient({ url: redis.url, disableOfflineQueue: true })
-  client.on('error', () => {})
-  await client.connect()
+  client = await connectClient(redis)
 })
 afterAll(async () => {
   for (const server of servers) await server.close()

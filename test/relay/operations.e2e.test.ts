@@ -5,10 +5,9 @@
 import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createClient } from 'redis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createRelay, fileSink, forwardSink, redisStore, toNodeHandler, type BatchReport, type DeadLetter, type RelayOptions } from '../../src/relay'
-import { startRedis, type RedisServer } from './redis-server'
+import { connectClient, startRedis, type RedisServer } from './redis-server'
 import { envelope, recordingSink, serve } from './support'
 
 const CHROME = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36'
@@ -58,12 +57,10 @@ const outcomes = (text: string) =>
 
 describe('metrics of two instances sharing Redis', () => {
   let redis: RedisServer
-  let client: ReturnType<typeof createClient>
+  let client: Awaited<ReturnType<typeof connectClient>>
   beforeAll(async () => {
     redis = await startRedis()
-    client = createClient({ url: redis.url, disableOfflineQueue: true })
-    client.on('error', () => {})
-    await client.connect()
+    client = await connectClient(redis)
   })
   afterAll(async () => {
     await client?.destroy()

@@ -6,6 +6,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { connect, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { createClient } from 'redis'
 
 export const REDIS_SERVER = '/usr/bin/redis-server'
 
@@ -112,4 +113,16 @@ export async function startRedis(): Promise<RedisServer> {
       rmSync(dir, { recursive: true, force: true })
     }
   }
+}
+
+/**
+ * A connected node-redis client of `redis`, as the relay's Redis tests use one: without an
+ * offline queue, so that a command fails at once while the server is down rather than waiting
+ * for it, and with its connection errors left to the commands that meet them.
+ */
+export async function connectClient(redis: RedisServer) {
+  const client = createClient({ url: redis.url, disableOfflineQueue: true })
+  client.on('error', () => {})
+  await client.connect()
+  return client
 }
