@@ -73,11 +73,14 @@ export function createCollector({ file, maxBodyBytes, keys = [DEMO_KEY] }: Colle
     cookie: false,
     maxBodyBytes,
     onBatch: (report) => messagesOf(report).forEach(log.publish),
-    // A client that went before its body ended (ECONNRESET) is no failure of the collector's.
+    // A client that went before its body ended (ECONNRESET) is no failure of the collector's;
+    // what it refused or kept from bots, the inspector shows.
     onError: (error) => {
-      if ((error as Error & { code?: string }).code != 'ECONNRESET') console.error('discovery-feedback: collector:', error)
+      if ((error as Error & { code?: string }).code != 'ECONNRESET' && error.name != 'DropNotice') console.error('discovery-feedback: collector:', error)
     }
-  })
+  },
+  // It stands in for the service, which takes a server sender's shopper ip and ua without a secret.
+  { believeServerSenders: true })
 
   return {
     handle: toNodeHandler(relay),

@@ -29,20 +29,21 @@ export function botJudge() {
 }
 
 /**
- * Sorts a request's events by the relay's `bots` option: returns those to store. With 'drop' a
- * bot's events go to the batch's report and no further; with 'keep' they stay, marked `bot`.
+ * Sorts a request's events by the relay's `bots` option: returns those to store, and puts the
+ * dropped ones in the batch's report. Every event of a bot's agent is marked `bot`; with 'drop'
+ * all but purchases go no further. A purchase is kept whatever its agent: a headless browser in a
+ * shop's own checkout automation, an app's web view or a false positive of the list may well be
+ * a real order, and a bot that buys is worth the merchant's knowing.
  */
 export function botSorter(mode: 'drop' | 'keep') {
   const isBot = botJudge()
   return (events: RelayEvent[], batch: BatchReport): RelayEvent[] => {
     const sent = events.filter((event) => isBot(event.user.ua))
     if (!sent.length) return events
-    if (mode == 'keep') {
-      sent.forEach((event) => (event.bot = true))
-      return events
-    }
-    batch.bots = sent
-    const dropped = new Set(sent)
+    sent.forEach((event) => (event.bot = true))
+    if (mode == 'keep') return events
+    const dropped = new Set(sent.filter((event) => event.event != 'purchase'))
+    batch.bots = [...dropped]
     return events.filter((event) => !dropped.has(event))
   }
 }

@@ -16,43 +16,46 @@ export interface Claims {
 }
 
 // A string, '' included: a store written before owners (whose lookup gave booleans) answers false for undelivered ids.
-const isDelivered = (owner: unknown) => typeof owner == 'string'
+const isDelivered = (owner: unknown): owner is string => typeof owner == 'string'
 
 /**
- * Claims a request's events in the store (dedupe.ts says under which ids), so that each reaches
+ * Claims a request's events in the store (dedupe.ts says under which keys), so that each reaches
  * the sink once across every instance. `server`: the request is the shop's server sender's.
- * A page's purchase of an order the server sender stored is a duplicate, and so is one of an
- * order the same shopper's browser stored before; another shopper's purchase that says something
- * else than the one stored for its order is fresh, marked `order_conflict`.
+ *
+ * Every event is claimed for its shopper, so a duplicate is only ever the same shopper's event
+ * again. A purchase is then held against what its order's keys say: the same shopper's browser
+ * or the server sender having reported the order makes it a duplicate, whatever it says (the
+ * page's own call beside the GA4 bridge, the pixel, the order webhook); another shopper's word
+ * on the order leaves it fresh, marked `order_conflict`, so that a forger's copy never shuts
+ * out the real one and a page learns nothing of an order that is not its shopper's.
  */
 export async function claimEvents(store: DeliveryStore, events: RelayEvent[], server: boolean, token: string, claimMs: number): Promise<Claims> {
+  // A request's events are mostly one shopper's: each uid's digest is made once.
+  const owners = new Map<string, string>()
+  const ownerOfEvent = (event: RelayEvent) => {
+    let owner = owners.get(event.user.uid)
+    if (owner === undefined) owners.set(event.user.uid, (owner = ownerOf(event.user.uid)))
+    return owner
+  }
   const ids = new Map<RelayEvent, DeliveryIds>()
+  const claimed = new Set<string>()
   const duplicates: RelayEvent[] = []
   const unnamed: RelayEvent[] = []
-  const firsts = new Map<string, RelayEvent>()
   for (const event of events) {
     if (!event.event_id) {
       unnamed.push(event)
       continue
     }
-    const named = deliveryIds(event)
-    // An id twice in one request is one event; so is a purchase of one order from one shopper
-    // twice (the page's own call and the GA4 bridge in one batch), whatever each says.
-    const once = named.order ? named.order + '\n' + event.user.uid : named.claim
-    if (firsts.has(once)) duplicates.push(event)
+    const named = deliveryIds(event, ownerOfEvent(event))
+    // An id twice in one request from one shopper is one event.
+    if (claimed.has(named.claim)) duplicates.push(event)
     else {
       ids.set(event, named)
-      firsts.set(once, event)
+      claimed.add(named.claim)
     }
   }
-  let named = [...firsts.values()]
-  // The server sender's word on an order is final: a page's purchase after it is a duplicate.
-  const pagePurchases = server ? [] : named.filter((event) => ids.get(event)!.verified)
-  const verified = await store.lookup(pagePurchases.map((event) => ids.get(event)!.verified!))
-  const settled = new Set(pagePurchases.filter((_, index) => isDelivered(verified[index])))
-  duplicates.push(...settled)
-  named = named.filter((event) => !settled.has(event))
 
+  const named = [...ids.keys()]
   const states = await store.claim(
     named.map((event) => ids.get(event)!.claim),
     token,
@@ -61,20 +64,20 @@ export async function claimEvents(store: DeliveryStore, events: RelayEvent[], se
   let fresh = named.filter((_, index) => states[index] == 'new')
   const before = named.filter((_, index) => states[index] == 'delivered')
   duplicates.push(...before)
-  // The server sender said what a page had said already: that purchase is the order's word now.
-  const confirmed = before.filter((event) => server && ids.get(event)!.verified)
-  if (confirmed.length) await mark(confirmed, (event) => [ids.get(event)!.verified!])
 
-  // A purchase of an order stored before: the same shopper's browser saying it again (the page's
-  // own call and the GA4 bridge, the pixel) is the same purchase, whatever it says; another
-  // shopper's, or the server sender's, is kept beside it as a conflict.
+  // What is known of each fresh purchase's order: which shopper's browser reported it, and which
+  // shopper the server sender named.
   const purchases = fresh.filter((event) => ids.get(event)!.order)
-  const orders = await store.lookup(purchases.map((event) => ids.get(event)!.order!))
+  const said = await store.lookup(purchases.flatMap((event) => [ids.get(event)!.order!.reported, ids.get(event)!.order!.server]))
   const repeated = new Set<RelayEvent>()
   purchases.forEach((event, index) => {
-    if (!isDelivered(orders[index])) return
-    if (!server && orders[index] == ownerOf(event.user.uid)) repeated.add(event)
-    else event.order_conflict = true
+    const reportedBy = said[2 * index]
+    const serverSaid = said[2 * index + 1]
+    const owner = ownerOfEvent(event)
+    // The server sender speaks once per order (its topics, its retries); a shopper's browser once per shopper.
+    const repeats = reportedBy == owner || (isDelivered(serverSaid) && (server || serverSaid == owner))
+    if (repeats) repeated.add(event)
+    else if (isDelivered(serverSaid) || isDelivered(reportedBy)) event.order_conflict = true
   })
   if (repeated.size)
     await store.release(
@@ -83,24 +86,28 @@ export async function claimEvents(store: DeliveryStore, events: RelayEvent[], se
     )
   duplicates.push(...repeated)
   fresh = fresh.filter((event) => !repeated.has(event))
-  if (server) fresh.forEach((event) => (event.from_server = true))
 
-  /** Marks the ids `which` gives for each event as delivered, each with its shopper. */
-  async function mark(marked: RelayEvent[], which: (event: RelayEvent) => string[]) {
-    const ids: string[] = []
-    const owners: string[] = []
-    // A request's events are mostly one shopper's: each uid's digest is made once.
-    const digests = new Map<string, string>()
+  /** Marks `keys` of each event as delivered, each with its shopper. */
+  const mark = async (marked: RelayEvent[], keys: (event: RelayEvent) => string[]) => {
+    const markedKeys: string[] = []
+    const markedOwners: string[] = []
     for (const event of marked) {
-      const uid = event.user.uid
-      const owner = digests.get(uid) ?? ownerOf(uid)
-      digests.set(uid, owner)
-      for (const id of which(event)) {
-        ids.push(id)
-        owners.push(owner)
+      for (const key of keys(event)) {
+        markedKeys.push(key)
+        markedOwners.push(ownerOfEvent(event))
       }
     }
-    await store.delivered(ids, token, owners)
+    if (markedKeys.length) await store.delivered(markedKeys, token, markedOwners)
+  }
+
+  if (server) {
+    fresh.forEach((event) => (event.from_server = true))
+    // The server sender said what was said already: its word on the order is given, and a page
+    // of another shopper's after it is a conflict.
+    await mark(
+      duplicates.filter((event) => ids.get(event)?.order),
+      (event) => [ids.get(event)!.order!.server]
+    )
   }
 
   const order = new Map(events.map((event, index) => [event, index]))
@@ -111,7 +118,7 @@ export async function claimEvents(store: DeliveryStore, events: RelayEvent[], se
     delivered: (done) =>
       mark(
         done.filter((event) => ids.has(event)),
-        (event) => rememberedIds(event, ids.get(event))
+        (event) => rememberedIds(event, ids.get(event)!)
       ),
     release: async (failed) => {
       const claims = failed.filter((event) => ids.has(event)).map((event) => ids.get(event)!.claim)

@@ -5,10 +5,11 @@ import { clientAddress } from './client-address'
 import { checkEnvelope, KEY_INVALID, KEY_MISSING } from './envelopes'
 import { claimEvents, type Claims } from './claims'
 import { deadLetters } from './dead-letter'
-import { ownerOf, scopedId } from './dedupe'
+import { eventKey, ownerOf } from './dedupe'
+import { dropNotices } from './drop-notices'
 import { botSorter } from './bots'
 import { asEnvelope, readEnvelopes } from './intake'
-import { serverSenders } from './server-senders'
+import { serverSenders, UNPROVEN_SERVER } from './server-senders'
 import { memoryStore } from './memory-store'
 import { relayMetrics, sinkTimer, timedStore, type Metrics } from './metrics'
 import { SinkUnavailable } from './sinks'
@@ -17,6 +18,8 @@ import type { BatchReport, DeadLetter, Relay, RelayEvent, RelayOptions, RequestI
 const DAY = 864e5
 // A request may ask about this many unconfirmed ids (the tracker asks about 50).
 const MAX_UNCONFIRMED = 200
+// The shoppers one request may ask for: its cookie's and its events' uids, a tracker's own being one or two.
+const MAX_ASKERS = 4
 // Per client address: a tracker's whole outbox (2,000 events) at once, then 10 events a second.
 // A page answered 429 keeps its events and sends them after Retry-After: a shop behind one
 // address with many shoppers (an office, a carrier's NAT) is slowed, never loses an event.
@@ -24,6 +27,9 @@ const RATE_LIMIT = { burst: 2000, perSecond: 10 }
 // A batch whose events another request holds is asked to come back after this: that request's
 // sink is running, and has answered by then in all likelihood.
 const CLAIMED_RETRY_SECONDS = 2
+
+// A string, '' included; a store written before owners answers true.
+const arrived = (owner: unknown) => typeof owner == 'string' || owner === true
 
 const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
   new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } })
@@ -97,6 +103,15 @@ function settled(batch: BatchReport, metrics: Metrics, dead: (letters: DeadLette
   dead(batch.rejected.map(({ error, envelope }) => ({ error, key: keyOf(envelope, key), refused_at: refusedAt, envelope })))
 }
 
+/** What the collector (src/collector/) asks of the relay beyond a shop's options. */
+export interface RelayInternals {
+  /**
+   * Believe a server sender without a secret, as the service does (SPEC "User object"): the
+   * reference collector stands in for the service, which asks no secret.
+   */
+  believeServerSenders?: boolean
+}
+
 /** The options without which there is no relay: a shop's mistake, told at once. */
 function checkRequired({ keys, sink }: RelayOptions) {
   if (!Array.isArray(keys) || !keys.length) throw new TypeError('discovery-feedback: relay: options.keys must list the API keys it takes')
@@ -113,7 +128,7 @@ function checkRequired({ keys, sink }: RelayOptions) {
  * whose outbox keeps them, sends them again. Each event id reaches the sink once, across every
  * instance that shares the store (docs/guide/relay.md says where that can fail).
  */
-export function createRelay(options: RelayOptions): Relay {
+export function createRelay(options: RelayOptions, internals: RelayInternals = {}): Relay {
   const { keys, sink, origins, maxBodyBytes = 256 * 1024, claimMs = 30000, onBatch, rateLimit = RATE_LIMIT, bots = 'drop' } = options
   checkRequired(options)
   const accepted = new Set(keys)
@@ -125,6 +140,8 @@ export function createRelay(options: RelayOptions): Relay {
   const sortBots = botSorter(bots)
   // A failing handler must not turn one fault into two.
   const report = (error: unknown) => attempt(() => options.onError?.(error as Error))
+  // What the relay drops is said without an onError too: a missing event must leave a trace a person reads.
+  const notice = dropNotices((error) => attempt(() => (options.onError ? options.onError(error) : console.warn(error.message))))
   const dead = deadLetters(options.deadLetter, metrics, report)
 
   /** CORS headers for a request's Origin: its own origin needs none; others only if listed. */
@@ -153,25 +170,27 @@ export function createRelay(options: RelayOptions): Relay {
 
   /**
    * The shoppers a request speaks for, by their owner digests: the uid cookie it carried (a
-   * relay on the shop's own domain gets it) and the uids of its events.
+   * relay on the shop's own domain gets it) and the uids of its events; the first few, since
+   * each is a store read for every id asked about, and a tracker's request speaks for one.
    */
   const askers = (request: Request, events: RelayEvent[]) => {
     const uid = uidFromCookieHeader(request.headers.get('cookie'))
-    return new Set([...(uid ? [uid] : []), ...events.map((event) => event.user.uid)].map(ownerOf))
+    return [...new Set([...(uid ? [uid] : []), ...events.map((event) => event.user.uid)])].slice(0, MAX_ASKERS).map(ownerOf)
   }
 
   /**
    * docs/reference/collector-protocol.md: of the event ids a tracker handed over unconfirmed, those it
-   * must send again. Only an id stored for one of the asking shoppers counts as arrived: of
-   * anyone else's, the answer is "missing" whether it arrived or not, so that nobody learns
-   * whether another shopper's order was placed (a resend is a duplicate, and stored once).
+   * must send again. Events are remembered per shopper (dedupe.ts), so only an id stored for one
+   * of the asking shoppers counts as arrived: of anyone else's, the answer is "missing" whether it
+   * arrived or not, so that nobody learns whether another shopper's order was placed (a resend is
+   * a duplicate, and stored once).
    */
-  async function unconfirmedOf(asked: string[], owners: Set<string>): Promise<string[]> {
-    if (!asked.length || !owners.size) return asked
-    // The question names no key: each id is looked up under every key the relay takes.
-    const scoped = asked.flatMap((id) => keys.map((key) => scopedId(key, id)))
-    const found = await store.lookup(scoped)
-    return asked.filter((_, index) => !keys.some((_, k) => owners.has(found[index * keys.length + k] as string)))
+  async function unconfirmedOf(asked: string[], owners: string[]): Promise<string[]> {
+    if (!asked.length || !owners.length) return asked
+    // The question names no key: each id is looked up under every key the relay takes, for every asker.
+    const perId = keys.length * owners.length
+    const found = await store.lookup(asked.flatMap((id) => keys.flatMap((key) => owners.map((owner) => eventKey(key, owner, id)))))
+    return asked.filter((_, index) => !found.slice(index * perId, (index + 1) * perId).some(arrived))
   }
 
   /**
@@ -241,13 +260,20 @@ export function createRelay(options: RelayOptions): Relay {
   }
 
   async function handleBatch(request: Request, info: RequestInfo | undefined, headers: Record<string, string>): Promise<Response> {
+    const sender = fromServer(request)
+    // A server sender the relay cannot believe is told so, and counts nothing as sent: judged as
+    // a page, its agent (Node's, a script's) would make a bot of it, and its events vanish.
+    if (sender == 'unproven' && !internals.believeServerSenders) {
+      notice('unproven', 1, UNPROVEN_SERVER)
+      return json(401, failure(UNPROVEN_SERVER), headers)
+    }
+    const server = sender != 'page'
     const intake = await readEnvelopes(request, maxBodyBytes)
     if ('status' in intake) return json(intake.status, failure(intake.message), headers)
 
     const receivedAt = Date.now()
     const query = new URL(request.url).searchParams
     const { sentAt, skew } = clockOf(query, receivedAt)
-    const server = fromServer(request)
     // A page's events count against its address's bucket; the shop's server sends for every shopper.
     const client = server ? undefined : addresses.client(request.headers, info?.remoteAddress)
     const seconds = await waitSeconds(client, intake.envelopes.length, query)
@@ -263,11 +289,13 @@ export function createRelay(options: RelayOptions): Relay {
     const unavailable = await deliver(claims, headers)
     if (unavailable) return unavailable
     batch.accepted = claims.fresh
-    if (bots == 'keep') batch.bots = claims.fresh.filter((event) => event.bot)
+    // Those sortBots dropped, then those kept: purchases, or every one with bots: 'keep'.
+    const droppedBots = batch.bots.length
+    batch.bots.push(...claims.fresh.filter((event) => event.bot))
 
     const result: Record<string, unknown> = {
       // A bot's dropped events are answered as taken: told otherwise, it would send them again.
-      accepted: claims.fresh.length + (bots == 'keep' ? 0 : batch.bots.length),
+      accepted: claims.fresh.length + droppedBots,
       duplicates: batch.duplicates.length,
       rejected: batch.rejected.map(({ index, error }) => ({ index, error }))
     }
@@ -283,7 +311,11 @@ export function createRelay(options: RelayOptions): Relay {
       report(error)
     }
     if (claims.held) metrics.unavailable('held')
-    else settled(batch, metrics, dead, intake.key, receivedAt)
+    else {
+      settled(batch, metrics, dead, intake.key, receivedAt)
+      notice('bot', droppedBots)
+      notice('refused', batch.rejected.length, batch.rejected[0]?.error)
+    }
     return answer(batch, result, claims.held, { ...headers, ...setCookie(request) })
   }
 

@@ -1,22 +1,20 @@
 /*
- * Under which ids the store remembers an event as delivered. An event id is the sender's word,
- * and anyone can send any word, so the relay never lets one sender's id shut out another's:
+ * Under which keys the store remembers events. An event id is the sender's word, and anyone can
+ * send any word, so no id a sender gives may reach a key that means something else:
  *
- * - Ids are scoped by the API key: shop A's events can never make shop B's duplicates.
- * - A purchase's id comes from its order (shared/order-event-id.ts), which a page can compute
- *   for an order not yet placed. So a purchase is remembered by its order, with the shopper who
- *   sent it, AND by what it says (a digest of its properties): the same purchase sent again is
- *   one, and so is any purchase of the order from the same shopper's browser (the page and the
- *   pixel), while another shopper's that says something else is stored too, marked as a
- *   conflict: a forger's copy never shuts out the real one.
- * - The shop's own server sender (serverSecrets) has the last word on an order: once its
- *   purchase is stored, a page's purchase for that order is a duplicate.
+ * - Every key starts with a digest of the API key: shop A's events never make shop B's duplicates.
+ * - An event is claimed and remembered for its shopper: "<scope>.e.<owner>.<event id>", the owner
+ *   a digest of its uid. A shopper's resend is a duplicate; the same id from another shopper is
+ *   not, so no answer tells one shopper anything of another's events.
+ * - What the relay derives for itself lives in namespaces no event id reaches, since an event id
+ *   only ever follows "e.<owner>.": "<scope>.o.<event id>", a shopper's browser reported this
+ *   order; "<scope>.s.<event id>", the shop's server sender did.
+ *
+ * The scope is one base-36 number and the owner two joined by a dot, so the parts of a key never
+ * run together into another key: the kind is always the second part, the event id always what
+ * follows the owner.
  */
-import { fnv1a64 } from '../shared/order-event-id'
 import type { Envelope } from '../shared/types'
-import type { RelayEvent } from './types'
-
-const short = (text: string) => fnv1a64(text).toString(36)
 
 /** FNV-1a over the text's UTF-16 code units in 32 bits, in plain numbers: fast enough for every event. */
 export function fnv1a32(text: string, from = 0, step = 1): number {
@@ -28,46 +26,55 @@ export function fnv1a32(text: string, from = 0, step = 1): number {
 // The key's digest, made once per key: the relay takes a few keys, and this runs for every event.
 const scopes = new Map<string, string>()
 
-/** An event id in its key's scope: a digest of the key, so that the store's keys stay short whatever the key. */
-export function scopedId(key: string, id: string): string {
+/** The digest an API key's store keys start with: 32 bits tell a shop's few keys apart, and keep every store key short. */
+function scopeOf(key: string): string {
   let scope = scopes.get(key)
   if (scope === undefined) {
-    // 32 bits tell a shop's few keys apart, and keep every store key short.
     scope = fnv1a32(key).toString(36)
     if (scopes.size < 1000) scopes.set(key, scope)
   }
-  return scope + '.' + id
-}
-
-/** The ids under which an accepted event is claimed and remembered. */
-export interface DeliveryIds {
-  /** What the event is claimed under: its id, scoped; for a purchase, also what it says. */
-  claim: string
-  /** A purchase's order, scoped: remembered once any purchase of the order is stored. */
-  order?: string
-  /** A purchase's order as the shop's server sender stored it. */
-  verified?: string
-}
-
-/** The ids of an event that has an event id (events without one are never deduplicated). */
-export function deliveryIds(event: Envelope): DeliveryIds {
-  const id = scopedId(event.key, event.event_id)
-  if (event.event != 'purchase') return { claim: id }
-  // The rules return properties in their schema's order, so equal purchases give equal text. A
-  // 64-bit digest: a forger who knew the real purchase to the cent could in principle make
-  // another that shares it, which is why the server sender's word is final (README).
-  return { claim: id + '#' + short(JSON.stringify(event.properties)), order: id, verified: id + '#server' }
+  return scope
 }
 
 /**
- * Who an event belongs to, as the store keeps it for the `?unconfirmed=` question: a digest of
- * the shopper's uid, so that the store holds no uid, and only a request of that shopper's is told
- * whether its events arrived.
+ * Who an event belongs to, as the store keeps it: a digest of the shopper's uid, so that the store
+ * holds no uid. 64 bits, as two 32-bit digests read forwards and backwards.
  */
 export const ownerOf = (uid: string) => fnv1a32(uid).toString(36) + '.' + fnv1a32(uid, uid.length - 1, -1).toString(36)
 
-/** The ids an event that reached the sink is remembered under: its claim, a purchase's order, and the order as the server sender's. */
-export function rememberedIds(event: RelayEvent, { claim, order, verified }: DeliveryIds = deliveryIds(event)): string[] {
+/** The key an event of `owner` with this id is claimed and remembered under. */
+export const eventKey = (apiKey: string, owner: string, eventId: string) => scopeOf(apiKey) + '.e.' + owner + '.' + eventId
+
+/** The keys the relay derives for a purchase's order. */
+export interface OrderKeys {
+  /** A shopper's browser (page, pixel, GA4 bridge) reported the order: remembered with that shopper. */
+  reported: string
+  /** The shop's server sender reported the order: remembered with the shopper it named. */
+  server: string
+}
+
+/** The keys of the order a purchase with this event id reports (its id is the order's, shared/order-event-id.ts). */
+export const orderKeys = (apiKey: string, eventId: string): OrderKeys => ({
+  reported: scopeOf(apiKey) + '.o.' + eventId,
+  server: scopeOf(apiKey) + '.s.' + eventId
+})
+
+/** The keys an event that has an id is claimed and remembered under (events without one are never deduplicated). */
+export interface DeliveryIds {
+  /** The event's own key, for its shopper: claimed before the sink runs. */
+  claim: string
+  /** A purchase's order. */
+  order?: OrderKeys
+}
+
+/** The keys of an event with an event id, sent by the shopper `owner`. */
+export function deliveryIds(event: Envelope, owner = ownerOf(event.user.uid)): DeliveryIds {
+  const claim = eventKey(event.key, owner, event.event_id)
+  return event.event == 'purchase' ? { claim, order: orderKeys(event.key, event.event_id) } : { claim }
+}
+
+/** The keys an event that reached the sink is remembered under: its own, and a purchase's order as the browser's or as the server's word. */
+export function rememberedIds(event: { from_server?: true }, { claim, order }: DeliveryIds): string[] {
   if (!order) return [claim]
-  return event.from_server ? [claim, order, verified!] : [claim, order]
+  return [claim, event.from_server ? order.server : order.reported]
 }

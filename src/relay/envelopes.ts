@@ -6,6 +6,8 @@ export const KEY_MISSING = 'An API key must be provided.'
 export const KEY_INVALID = 'The API key is not valid.'
 
 const isString = (value: unknown): value is string => typeof value == 'string'
+// A high surrogate not followed by a low one, or a low one not preceded by a high one.
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
 
 // SPEC "User object" as the tracker checks it (shared/rules.ts), and both ids, which every
 // envelope carries: the tracker and the server sender fill them in before sending.
@@ -51,6 +53,11 @@ export function checkEnvelope(envelope: unknown, keys: Set<string>): { error: st
   if (!Number.isFinite(given.t_client)) return { error: name + 't_client must be a number of milliseconds' }
   if (given.event_id != null && !(isString(given.event_id) && given.event_id.length <= 64)) {
     return { error: name + 'event_id must be a string of at most 64 characters' }
+  }
+  // A store keeps its keys as UTF-8, where every lone surrogate becomes U+FFFD: two such ids
+  // would be one to it, and one event could pass for another.
+  if (isString(given.event_id) && LONE_SURROGATE.test(given.event_id)) {
+    return { error: name + 'event_id must be well-formed text: a lone surrogate cannot be told apart from another in the store' }
   }
   const checked = checkUser(given.user)
   if ('error' in checked) return { error: name + checked.error }

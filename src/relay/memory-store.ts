@@ -1,4 +1,4 @@
-import { ownerOf, rememberedIds } from './dedupe'
+import { deliveryIds, ownerOf, rememberedIds } from './dedupe'
 import { takeTokens, type Bucket } from './token-bucket'
 import type { ClaimState, DeliveryStore, RateLimit, RelayEvent } from './types'
 
@@ -62,10 +62,12 @@ export function memoryStore({ max = 200000 }: { max?: number } = {}): DeliverySt
     /** Marks events as delivered without a request: what a sink already holds when the process starts. */
     remember(events) {
       for (const event of events) {
-        const ids = rememberedIds(event)
+        if (!event.event_id) continue
+        const owner = ownerOf(event.user.uid)
+        const ids = rememberedIds(event, deliveryIds(event, owner))
         markDelivered(
           ids,
-          ids.map(() => ownerOf(event.user.uid))
+          ids.map(() => owner)
         )
       }
     }

@@ -5,6 +5,13 @@
  * only from the shop's own server senders, which prove themselves with a secret no page holds
  * (`Authorization: Bearer <secret>`); from anyone else they come from the connection.
  */
+import { isServerAgent } from '../shared/server-agent'
+
+/**
+ * What a request says of its sender: 'proven', the shop's server sender with one of the secrets;
+ * 'unproven', a server sender (its agent, or a bearer token) without one; 'page' for the rest.
+ */
+export type SenderKind = 'proven' | 'unproven' | 'page'
 
 /**
  * Whether `given` is `secret`, in a time that tells nothing of how much of it matched: every
@@ -20,10 +27,15 @@ function sameSecret(given: string, secret: string): boolean {
 export function serverSenders(secrets: string[] = []) {
   if (!Array.isArray(secrets) || secrets.some((secret) => typeof secret != 'string' || secret.length < 16))
     throw new TypeError('discovery-feedback: relay: options.serverSecrets must list secrets of at least 16 characters')
-  return (request: Request): boolean => {
+  return (request: Request): SenderKind => {
     const header = request.headers.get('authorization')
     const token = header && /^Bearer\s+(\S+)$/i.exec(header)?.[1]
     // Every secret is compared, so the time does not tell which one matched.
-    return !!token && secrets.map((secret) => sameSecret(token, secret)).includes(true)
+    if (token && secrets.map((secret) => sameSecret(token, secret)).includes(true)) return 'proven'
+    return token || isServerAgent(request.headers.get('user-agent')) ? 'unproven' : 'page'
   }
 }
+
+/** What a server sender without one of the relay's secrets is answered. */
+export const UNPROVEN_SERVER =
+  "a server sender must prove itself to the relay: give createServerTracker a secret that the relay lists in its serverSecrets (docs/guide/relay.md, What each sender can prove)"

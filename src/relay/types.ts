@@ -9,9 +9,9 @@ export type RelayEvent = Envelope & {
   t_corrected: number
   /** Sent by the shop's own server sender (`serverSecrets`): the only sender whose `user.ip` and `user.ua` are its own word. */
   from_server?: true
-  /** A purchase that says something else than one stored before for the same order: both are kept, for the shop to settle (docs/guide/relay.md "What each sender can prove"). */
+  /** A purchase of an order another shopper reported before (a page of another uid, or the server sender naming another): both are kept, for the shop to settle (docs/guide/relay.md "What each sender can prove"). */
   order_conflict?: true
-  /** Its user agent is a known bot's, crawler's or headless browser's (isbot). Only with `bots: 'keep'`: with `'drop'` such events reach no sink. */
+  /** Its user agent is a known bot's, crawler's or headless browser's (isbot): with `bots: 'keep'` any event, with `'drop'` only a purchase, which is never dropped. */
   bot?: true
 }
 
@@ -71,7 +71,7 @@ export interface BatchReport {
   duplicates: RelayEvent[]
   /** Refused by the rules or the keys: `index` in the batch, the error, and the envelope as it came. */
   rejected: { index: number; error: string; envelope: unknown }[]
-  /** Sent by a known bot (`bots`): with `'drop'` these reached no sink; with `'keep'` they are among `accepted` too, marked `bot`. */
+  /** Sent by a known bot (`bots`): those dropped (with `'drop'`, all but purchases) reached no sink; those kept are among `accepted` too, marked `bot`. */
   bots: RelayEvent[]
   /** Accepted events that named no `variant_item_id` (the service's own clients send none), given their `item_id` as the variant. */
   variantsFilled: number
@@ -100,8 +100,10 @@ export interface RelayOptions {
    * Secrets of the shop's own server senders (`createServerTracker({ secret })`), each of at least
    * 16 characters; several, so that one can be rotated. A request with
    * `Authorization: Bearer <secret>` may give the shopper's `user.ip` and `user.ua` in its events
-   * (SPEC "User object", for calls not made from the shopper's browser); from any other request
-   * they are the connection's, whatever its body says. Default: none.
+   * (SPEC "User object", for calls not made from the shopper's browser), and its purchase is
+   * the order's word; from any other request they are the connection's, whatever its body says.
+   * A server sender without one of them (its agent, or a wrong bearer token) is answered 401,
+   * and nothing of its request is stored. Default: none.
    */
   serverSecrets?: string[]
   /** A header the platform sets on every request with the client's address (`'cf-connecting-ip'`, `'x-real-ip'` on Vercel); it wins over everything else where present. */
@@ -131,14 +133,21 @@ export interface RelayOptions {
   /**
    * Events whose user agent is a known bot's, crawler's or headless browser's (isbot's list):
    * `'drop'` (default) answers them as accepted, so that no bot retries, counts them, and hands
-   * them to no sink; `'keep'` hands them over marked `bot: true`. The agent judged is the
-   * request's, or the one the shop's server sender gives with a secret (`serverSecrets`): a
-   * server sender without a secret is judged by its own (Node's fetch says `node`, a bot's).
+   * them to no sink, all but purchases, which are kept marked `bot: true` (a headless checkout
+   * test, an app's web view, a false positive may be a real order); `'keep'` hands every one
+   * over marked. The agent judged is the request's, or the one the shop's server sender gives
+   * with a secret (`serverSecrets`). A server sender without a secret is not judged: it is
+   * answered 401, and reports its events undelivered.
    */
   bots?: 'drop' | 'keep'
   /** Hears what happened to every batch. */
   onBatch?: (report: BatchReport) => void
-  /** Hears the relay's own failures: a sink or a store that failed. */
+  /**
+   * Hears the relay's own failures (a sink or a store that failed), and what it drops: at most
+   * once a minute per kind, an Error named `'DropNotice'` counts the events of bots it dropped,
+   * the envelopes the rules or the keys refused, and the requests of a server sender without a
+   * secret it refused. Without it, the notices go to `console.warn`.
+   */
   onError?: (error: Error) => void
 }
 

@@ -163,7 +163,7 @@ export function createEngine<E extends Queued, R extends Request<E>>(store: Stor
     backoff.answered()
     store.remove(entries)
     if (outcome == 'delivered') counts.sent += entries.length
-    else if (entries.length) transport.drop(entries, 'rejected', 'the collector answered ' + answer.status)
+    else if (entries.length) transport.drop(entries, 'rejected', 'the collector answered ' + answer.status + (answer.message ? ': ' + answer.message : ''))
     transport.answered?.(request, answer, outcome)
     if (hurry) send()
     else plan()

@@ -7,6 +7,8 @@ export interface Answer {
   retryAfter?: string | null
   /** Which of the event ids asked about (`?unconfirmed=`) the collector lacks, if it said. */
   missing?: unknown
+  /** The collector's own words for a refusal, where the sender read them. */
+  message?: string
 }
 
 /**

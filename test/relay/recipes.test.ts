@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net'
 import { Readable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createServerTracker } from '../../src/server'
 import { waitFor } from '../support/wait'
 import { bodyOf, envelope, serve } from './support'
 
@@ -183,6 +184,40 @@ describe('Node http.createServer(toNodeHandler(relay))', () => {
     expect(scraped.type).toBe('text/plain; version=0.0.4')
     expect(acceptedIn(scraped.text)).toBeGreaterThanOrEqual(2)
     expect((await scrape(origin + '/metrics')).text).not.toContain('df_relay')
+  })
+})
+
+describe("the shop's server sender through the Node recipe", () => {
+  const SERVER_SECRET = 'the-shops-server-secret-0123456789'
+  const shopper = { uid: 'uid-server-1', sid: 'sid-server-1', ip: '198.51.100.23', ua: 'Mozilla/5.0 (iPhone; CPU iPhone OS 18_0 like Mac OS X)' }
+  const order = (orderId: string) => ({
+    order_id: orderId,
+    currency: 'EUR',
+    revenue: 59.9,
+    line_items: [{ item_id: 'server-item-' + orderId, variant_item_id: 'v1', unit_price: 59.9, quantity: 1 }]
+  })
+  const forwardedOrder = (orderId: string) => forwarded.filter((event) => event.event == 'purchase' && event.properties.order_id == orderId)
+
+  it('without a secret: the purchase is reported undelivered, with an error naming serverSecrets, never counted as sent', async () => {
+    const origin = await run('node.mjs', { METRICS_PORT: String(await freePort()), DF_SERVER_SECRET: '' })
+    const errors: string[] = []
+    const sender = createServerTracker({ key: KEY, endpoint: origin + '/df/events', flushInterval: 0, onError: (error) => errors.push(error.message) })
+    sender.track('purchase', order('S-1'), shopper)
+    await sender.close()
+    expect(sender.stats()).toMatchObject({ sent: 0, queued: 0, dropped: { rejected: 1 } })
+    expect(errors).toHaveLength(1)
+    expect(errors[0]).toMatch(/^discovery-feedback: 1 event dropped: the collector answered 401: a server sender must prove itself .*serverSecrets/)
+    expect(forwardedOrder('S-1')).toEqual([])
+  })
+
+  it("with the relay's secret: delivered once, with the shopper's ip and ua", async () => {
+    const origin = await run('node.mjs', { METRICS_PORT: String(await freePort()), DF_SERVER_SECRET: SERVER_SECRET })
+    const sender = createServerTracker({ key: KEY, endpoint: origin + '/df/events', secret: SERVER_SECRET, flushInterval: 0 })
+    sender.track('purchase', order('S-2'), shopper)
+    await sender.close()
+    expect(sender.stats()).toMatchObject({ sent: 1, queued: 0, dropped: { rejected: 0 } })
+    await waitFor(() => forwardedOrder('S-2').length == 1, 'the forwarded purchase')
+    expect(forwardedOrder('S-2')[0].user).toMatchObject({ ip: shopper.ip, ua: shopper.ua, uid: shopper.uid })
   })
 })
 

@@ -6,7 +6,9 @@ const relay = createRelay({
   keys: [process.env.DF_KEY],
   sink: forwardSink({ url: process.env.DF_SERVICE_URL }),
   // The relay reads the socket itself: Express's app.set('trust proxy') does not reach it.
-  trustProxy: 1
+  trustProxy: 1,
+  origins: ['https://www.shop.example'],
+  serverSecrets: process.env.DF_SERVER_SECRET ? [process.env.DF_SERVER_SECRET] : []
 })
 
 const app = express()

@@ -4,7 +4,9 @@ import { createRelay, forwardSink } from 'discovery-feedback/relay'
 
 const relay = createRelay({
   keys: [process.env.DF_KEY],
-  sink: forwardSink({ url: process.env.DF_SERVICE_URL })
+  sink: forwardSink({ url: process.env.DF_SERVICE_URL }),
+  origins: ['https://www.shop.example'],
+  serverSecrets: process.env.DF_SERVER_SECRET ? [process.env.DF_SERVER_SECRET] : []
 })
 
 const app = new Hono()

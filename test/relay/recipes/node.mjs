@@ -4,7 +4,12 @@ import { createRelay, forwardSink, toNodeHandler } from 'discovery-feedback/rela
 
 const relay = createRelay({
   keys: [process.env.DF_KEY],
-  sink: forwardSink({ url: process.env.DF_SERVICE_URL })
+  sink: forwardSink({ url: process.env.DF_SERVICE_URL }),
+  // The shop's other hosts whose pages post here across origins; none where the pages share the relay's origin.
+  origins: ['https://www.shop.example'],
+  // The secret of the shop's server sender (createServerTracker({ secret })): without one, its
+  // requests are answered 401 and its events reported undelivered, never dropped unseen.
+  serverSecrets: process.env.DF_SERVER_SECRET ? [process.env.DF_SERVER_SECRET] : []
 })
 
 createServer(toNodeHandler(relay)).listen(process.env.PORT || 8080)

@@ -6,5 +6,7 @@ export const relay = createRelay({
   keys: [process.env.DF_KEY],
   sink: forwardSink({ url: process.env.DF_SERVICE_URL }),
   // Vercel sets the shopper's address in x-real-ip; behind your own proxies use trustProxy.
-  ipHeader: 'x-real-ip'
+  ipHeader: 'x-real-ip',
+  origins: ['https://www.shop.example'],
+  serverSecrets: process.env.DF_SERVER_SECRET ? [process.env.DF_SERVER_SECRET] : []
 })

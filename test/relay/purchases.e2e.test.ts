@@ -1,0 +1,177 @@
+// @vitest-environment node
+// No purchase vanishes at the relay: what a page can send to erase, probe or shadow another
+// shopper's purchase, over real HTTP, against two relay instances sharing a real redis-server
+// and against one relay with memoryStore(); each attack is followed by the real purchases, which
+// must reach the sink once, unmarked. Then the agents a bot list flags: a purchase is kept.
+import { stringify } from 'qs'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createRelay, memoryStore, redisStore, toNodeHandler, type DeliveryStore, type RelayEvent, type RelayOptions } from '../../src/relay'
+import { eventKey, orderKeys, ownerOf } from '../../src/relay/dedupe'
+import { orderEventId } from '../../src/shared/order-event-id'
+import { connectClient, startRedis, type RedisServer } from './redis-server'
+import { recordingSink, serve } from './support'
+
+const KEY = 'SHOP_A'
+const CHROME = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36'
+const HEADLESS = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/131.0.0.0 Safari/537.36'
+const GOOGLEBOT = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)'
+
+let redis: RedisServer
+let client: Awaited<ReturnType<typeof connectClient>>
+let prefixes = 0
+const servers: { close(): Promise<void> }[] = []
+
+beforeAll(async () => {
+  redis = await startRedis()
+  client = await connectClient(redis)
+})
+afterAll(async () => {
+  for (const server of servers) await server.close()
+  await client?.destroy()
+  await redis?.close()
+})
+
+/** Relays on their own ports over one store, and the sink they share: two instances on Redis (a fresh prefix each time), one on memoryStore(). */
+async function relays(kind: 'redis' | 'memory', options: Partial<RelayOptions> = {}) {
+  const recorded = recordingSink()
+  const shared: DeliveryStore = kind == 'redis' ? redisStore(client, { prefix: `purchases${++prefixes}:` }) : memoryStore()
+  const make = () => createRelay({ keys: [KEY], sink: recorded.sink, store: shared, ...options })
+  const started = kind == 'redis' ? [await serve(toNodeHandler(make())), await serve(toNodeHandler(make()))] : [await serve(toNodeHandler(make()))]
+  servers.push(...started)
+  const urls = started.map((server) => server.origin + '/df/events')
+  return { recorded, urls, url: (index: number) => urls[index % urls.length] }
+}
+
+const shopperOf = (order: string) => ({ uid: 'shopper-' + order, sid: 'session-' + order })
+const FORGER = { uid: 'forger', sid: 'forger-session' }
+
+const purchase = (orderId: string, user = shopperOf(orderId), revenue = 499) => ({
+  event: 'purchase',
+  properties: { order_id: orderId, currency: 'EUR', revenue, line_items: [{ item_id: '42', variant_item_id: '421', unit_price: revenue, quantity: 1 }] },
+  key: KEY,
+  t_client: Date.now(),
+  user,
+  event_id: orderEventId(KEY, orderId)
+})
+const click = (eventId: string, user = FORGER) => ({
+  event: 'click-item',
+  properties: { item_id: '42', variant_item_id: '421' },
+  key: KEY,
+  t_client: Date.now(),
+  user,
+  event_id: eventId
+})
+
+/** A POST as a shopper's browser makes it: its JSON answer. */
+async function post(url: string, body: unknown, ua = CHROME) {
+  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'text/plain;charset=UTF-8', 'user-agent': ua }, body: JSON.stringify(body) })
+  return { status: response.status, body: await response.json() }
+}
+
+/** The feedback library's image request: one envelope in the query, in qs's encoding. */
+async function image(url: string, envelope: object) {
+  const response = await fetch(url + '?' + stringify(envelope), { headers: { 'user-agent': CHROME } })
+  await response.arrayBuffer()
+  return { status: response.status, type: response.headers.get('content-type') }
+}
+
+/**
+ * Every id a page could send to land on a key the relay keeps for the order: the order's event
+ * id with each suffix the relay once derived keys with, and each key the relay derives today,
+ * whole and without its scope. A page knows the order id (sequential in many shops), and so its
+ * event id; it does not know the shopper's uid, but is given the relay's own digest of it here.
+ */
+function forgedIds(orderId: string): string[] {
+  const id = orderEventId(KEY, orderId)
+  const owner = ownerOf(shopperOf(orderId).uid)
+  const derived = [orderKeys(KEY, id).reported, orderKeys(KEY, id).server, eventKey(KEY, owner, id)]
+  const unscoped = derived.map((key) => key.slice(key.indexOf('.') + 1))
+  return [id, id + '#server', id + '#0', ...derived, ...unscoped]
+}
+
+const purchasesOf = (events: RelayEvent[], orderId: string) =>
+  events.filter((event) => event.event == 'purchase' && (event.properties as { order_id: string }).order_id == orderId)
+
+describe.each(['redis', 'memory'] as const)('on %s', (kind) => {
+  it('click-items carrying every key the relay derives for 20 orders, by POST and by image GET, erase none of their purchases', async () => {
+    const { recorded, url } = await relays(kind)
+    const orders = Array.from({ length: 20 }, (_, index) => String(5001 + index))
+    let request = 0
+    for (const orderId of orders) {
+      const ids = forgedIds(orderId)
+      // Half of them posted in one batch, the other half one image request each.
+      expect((await post(url(request++), ids.slice(0, 4).map((id) => click(id)))).body).toMatchObject({ accepted: 4, rejected: [] })
+      for (const id of ids.slice(4)) expect(await image(url(request++), click(id))).toEqual({ status: 200, type: 'image/gif' })
+    }
+    // The real purchases, each from its shopper's thank-you page.
+    for (const orderId of orders) {
+      expect((await post(url(request++), [purchase(orderId)])).body, orderId).toEqual({ accepted: 1, duplicates: 0, rejected: [] })
+    }
+    const stored = recorded.events()
+    for (const orderId of orders) {
+      const [real, ...more] = purchasesOf(stored, orderId)
+      expect(more, orderId).toEqual([])
+      expect(real, orderId).toMatchObject({ user: shopperOf(orderId) })
+      expect(real).not.toHaveProperty('order_conflict')
+    }
+    // And a reload of each thank-you page is a duplicate: the relay still keeps each purchase once.
+    for (const orderId of orders.slice(0, 3)) expect((await post(url(request++), [purchase(orderId)])).body).toMatchObject({ accepted: 0, duplicates: 1 })
+  })
+
+  it("answers a probe with an order's own event id the same for a bought and an unbought order, and the real purchase after it arrives unmarked", async () => {
+    const { recorded, url } = await relays(kind)
+    const bought = '6001'
+    const unbought = '6002'
+    await post(url(0), [purchase(bought)])
+    // A click-item, and a question, for each order: the same answers.
+    const probes = [bought, unbought].map((orderId) => click(orderEventId(KEY, orderId)))
+    const answers = [await post(url(1), [probes[0]]), await post(url(0), [probes[1]])]
+    expect(answers[0]).toEqual(answers[1])
+    expect(answers[0].body).toEqual({ accepted: 1, duplicates: 0, rejected: [] })
+    const asked = '?unconfirmed=' + [bought, unbought].map((orderId) => orderEventId(KEY, orderId)).join(',')
+    // Asked by another uid than the one that probed: both missing, as for any id not its own.
+    const question = await post(url(1) + asked, [click('probe-' + Date.now(), { uid: 'asker', sid: 'asker-session' })])
+    expect(question.body.missing).toEqual([bought, unbought].map((orderId) => orderEventId(KEY, orderId)))
+    // The unbought order is placed after the probe: its purchase is stored as if no probe had come.
+    expect((await post(url(1), [purchase(unbought)])).body).toEqual({ accepted: 1, duplicates: 0, rejected: [] })
+    const [real] = purchasesOf(recorded.events(), unbought)
+    expect(real).toMatchObject({ user: shopperOf(unbought) })
+    expect(real).not.toHaveProperty('order_conflict')
+    expect(purchasesOf(recorded.events(), unbought)).toHaveLength(1)
+  })
+
+  it('refuses by name an event id the store could not tell from another, and stores the valid events beside it', async () => {
+    const { recorded, url } = await relays(kind)
+    const answer = await post(url(0), [click('order.x\ud800'), click('order.x\udc00'), click('order.x-fine')])
+    expect(answer.body).toEqual({
+      accepted: 1,
+      duplicates: 0,
+      rejected: [0, 1].map((index) => ({
+        index,
+        error: 'click-item: event_id must be well-formed text: a lone surrogate cannot be told apart from another in the store'
+      }))
+    })
+    expect(recorded.events().map((event) => event.event_id)).toEqual(['order.x-fine'])
+  })
+})
+
+describe('a purchase from an agent a bot list flags', () => {
+  it("reaches the sink, marked bot, with the relay's default bots: 'drop', while that agent's other events are dropped and said so", async () => {
+    const notices: string[] = []
+    const { recorded, url } = await relays('redis', { onError: (error) => notices.push(error.name + ': ' + error.message) })
+    for (const [index, ua] of [HEADLESS, GOOGLEBOT].entries()) {
+      const orderId = String(7001 + index)
+      const answer = await post(url(index), [click('view-' + orderId, shopperOf(orderId)), purchase(orderId)], ua)
+      expect(answer.body).toEqual({ accepted: 2, duplicates: 0, rejected: [] })
+      const [kept] = purchasesOf(recorded.events(), orderId)
+      expect(kept).toMatchObject({ bot: true, user: { ua, uid: shopperOf(orderId).uid } })
+    }
+    expect(recorded.events().map((event) => event.event)).toEqual(['purchase', 'purchase'])
+    // Each relay instance says once what it dropped.
+    expect(notices).toEqual(
+      Array(2).fill(
+        "DropNotice: discovery-feedback: relay: dropped 1 event of bots' user agents (bots: 'drop'; purchases are kept, marked bot; bots: 'keep' keeps all)"
+      )
+    )
+  })
+})
