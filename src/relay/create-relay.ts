@@ -128,7 +128,12 @@ function checkRequired({ keys, sink }: RelayOptions) {
  * whose outbox keeps them, sends them again. Each event id reaches the sink once, across every
  * instance that shares the store (docs/guide/relay.md says where that can fail).
  */
-export function createRelay(options: RelayOptions, internals: RelayInternals = {}): Relay {
+export function createRelay(options: RelayOptions): Relay {
+  return relayWith(options, {})
+}
+
+/** The relay, with what the collector asks beyond a shop's options. */
+export function relayWith(options: RelayOptions, internals: RelayInternals): Relay {
   const { keys, sink, origins, maxBodyBytes = 256 * 1024, claimMs = 30000, onBatch, rateLimit = RATE_LIMIT, bots = 'drop' } = options
   checkRequired(options)
   const accepted = new Set(keys)
