@@ -5,8 +5,9 @@
 // ids read back from it at start, and the messages the inspector shows.
 import { closeSync, existsSync, mkdirSync, openSync, writeSync } from 'node:fs'
 import { dirname } from 'node:path'
-import { memoryStore, toNodeHandler } from '../relay'
-import { relayWith } from '../relay/create-relay'
+import { nanoid } from 'nanoid'
+import { createRelay, memoryStore, toNodeHandler, type Relay } from '../relay'
+import { isServerAgent } from '../shared/server-agent'
 import { DEMO_KEY } from './access'
 import { messagesOf } from './messages'
 import { readStored } from './stored-events'
@@ -55,38 +56,46 @@ export function createCollector({ file, maxBodyBytes, keys = [DEMO_KEY] }: Colle
   if (cutShort) writeSync(fd, '\n')
   const log = messageLog()
 
-  const relay = relayWith(
-    {
-      keys: [...keys],
-      // One synchronous write to the file opened above rather than the relay's fileSink, which
-      // opens its file on the first batch: a data file that cannot be written fails the start,
-      // and the fresh line goes before any event.
-      sink: async (events) => {
-        writeSync(fd, events.map((event) => JSON.stringify(event) + '\n').join(''))
-      },
-      store,
-      origins: '*',
-      trustProxy: 0,
-      // One developer's pages and tests, all from one address: no rate limit.
-      rateLimit: false,
-      // Tests drive headless browsers, and a developer wants to see a crawler's events: kept,
-      // marked `bot`, and shown marked.
-      bots: 'keep',
-      cookie: false,
-      maxBodyBytes,
-      onBatch: (report) => messagesOf(report).forEach(log.publish),
-      // A client that went before its body ended (ECONNRESET) is no failure of the collector's;
-      // what it refused or kept from bots, the inspector shows.
-      onError: (error) => {
-        if ((error as Error & { code?: string }).code != 'ECONNRESET' && error.name != 'DropNotice') console.error('discovery-feedback: collector:', error)
-      }
+  // The service takes a server sender's shopper ip and ua without a secret (SPEC "User object").
+  // The collector stands in for it, so it vouches for every server sender with a secret of its own.
+  const serverSecret = nanoid(32)
+  const relay = createRelay({
+    keys: [...keys],
+    // One synchronous write to the file opened above rather than the relay's fileSink, which
+    // opens its file on the first batch: a data file that cannot be written fails the start,
+    // and the fresh line goes before any event.
+    sink: async (events) => {
+      writeSync(fd, events.map((event) => JSON.stringify(event) + '\n').join(''))
     },
-    // It stands in for the service, which takes a server sender's shopper ip and ua without a secret.
-    { believeServerSenders: true }
-  )
+    store,
+    origins: '*',
+    trustProxy: 0,
+    // One developer's pages and tests, all from one address: no rate limit.
+    rateLimit: false,
+    // Tests drive headless browsers, and a developer wants to see a crawler's events: kept,
+    // marked `bot`, and shown marked.
+    bots: 'keep',
+    cookie: false,
+    maxBodyBytes,
+    onBatch: (report) => messagesOf(report).forEach(log.publish),
+    // A client that went before its body ended (ECONNRESET) is no failure of the collector's;
+    // what it refused or kept from bots, the inspector shows.
+    onError: (error) => {
+      if ((error as Error & { code?: string }).code != 'ECONNRESET' && error.name != 'DropNotice') console.error('discovery-feedback: collector:', error)
+    },
+    serverSecrets: [serverSecret]
+  })
+  const vouched: Relay = {
+    ...relay,
+    fetch(request, info) {
+      if (isServerAgent(request.headers.get('user-agent')) && !request.headers.has('authorization'))
+        request.headers.set('authorization', 'Bearer ' + serverSecret)
+      return relay.fetch(request, info)
+    }
+  }
 
   return {
-    handle: toNodeHandler(relay),
+    handle: toNodeHandler(vouched),
     subscribe: log.subscribe,
     recent: log.recent,
     counts: log.counts,

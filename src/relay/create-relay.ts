@@ -103,15 +103,6 @@ function settled(batch: BatchReport, metrics: Metrics, dead: (letters: DeadLette
   dead(batch.rejected.map(({ error, envelope }) => ({ error, key: keyOf(envelope, key), refused_at: refusedAt, envelope })))
 }
 
-/** What the collector (src/collector/) asks of the relay beyond a shop's options. */
-export interface RelayInternals {
-  /**
-   * Believe a server sender without a secret, as the service does (SPEC "User object"): the
-   * reference collector stands in for the service, which asks no secret.
-   */
-  believeServerSenders?: boolean
-}
-
 /** The options without which there is no relay: a shop's mistake, told at once. */
 function checkRequired({ keys, sink }: RelayOptions) {
   if (!Array.isArray(keys) || !keys.length) throw new TypeError('discovery-feedback: relay: options.keys must list the API keys it takes')
@@ -129,11 +120,6 @@ function checkRequired({ keys, sink }: RelayOptions) {
  * instance that shares the store (docs/guide/relay.md says where that can fail).
  */
 export function createRelay(options: RelayOptions): Relay {
-  return relayWith(options, {})
-}
-
-/** The relay, with what the collector asks beyond a shop's options. */
-export function relayWith(options: RelayOptions, internals: RelayInternals): Relay {
   const { keys, sink, origins, maxBodyBytes = 256 * 1024, claimMs = 30000, onBatch, rateLimit = RATE_LIMIT, bots = 'drop' } = options
   checkRequired(options)
   const accepted = new Set(keys)
@@ -268,7 +254,7 @@ export function relayWith(options: RelayOptions, internals: RelayInternals): Rel
     const sender = fromServer(request)
     // A server sender the relay cannot believe is told so, and counts nothing as sent: judged as
     // a page, its agent (Node's, a script's) would make a bot of it, and its events vanish.
-    if (sender == 'unproven' && !internals.believeServerSenders) {
+    if (sender == 'unproven') {
       notice('unproven', 1, UNPROVEN_SERVER)
       return json(401, failure(UNPROVEN_SERVER), headers)
     }

@@ -182,7 +182,10 @@ describe('the dead-letter sink', () => {
       } else expect(sample(text, 'df_relay_dead_letters_total', { result: 'failed' })).toBe(40)
     }
     // The dead-letter sink's failures, each one; and of the refusals, one notice a relay: the first at once, the rest within the minute.
-    expect(errors.filter((error) => error.name != 'DropNotice').map((error) => error.message)).toEqual([...Array(20).fill('thrown'), ...Array(20).fill('failed')])
+    expect(errors.filter((error) => error.name != 'DropNotice').map((error) => error.message)).toEqual([
+      ...Array(20).fill('thrown'),
+      ...Array(20).fill('failed')
+    ])
     expect(errors.filter((error) => error.name == 'DropNotice').map((error) => error.message)).toEqual(
       Array(3).fill('discovery-feedback: relay: refused 2 envelopes by the rules or the keys, such as: click-item: item_id must be a non-empty string, got 42')
     )

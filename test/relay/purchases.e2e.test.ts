@@ -100,7 +100,14 @@ describe.each(['redis', 'memory'] as const)('on %s', (kind) => {
     for (const orderId of orders) {
       const ids = forgedIds(orderId)
       // Half of them posted in one batch, the other half one image request each.
-      expect((await post(url(request++), ids.slice(0, 4).map((id) => click(id)))).body).toMatchObject({ accepted: 4, rejected: [] })
+      expect(
+        (
+          await post(
+            url(request++),
+            ids.slice(0, 4).map((id) => click(id))
+          )
+        ).body
+      ).toMatchObject({ accepted: 4, rejected: [] })
       for (const id of ids.slice(4)) expect(await image(url(request++), click(id))).toEqual({ status: 200, type: 'image/gif' })
     }
     // The real purchases, each from its shopper's thank-you page.
