@@ -27,7 +27,6 @@ export function createTracker(options: TrackerOptions): Tracker {
   const { settings, user, broken } = readOptions(options, browser)
   const { dropped, drop, guard, report } = createFaults(settings, broken)
   const addons = createAddons(report)
-  const counts = { sent: 0, retried: 0 }
   // Aborted by destroy(): every listener and history patch goes with it.
   const life = new AbortController()
   const signal = life.signal
@@ -41,7 +40,7 @@ export function createTracker(options: TrackerOptions): Tracker {
   // Storage only with consent, and not in memory mode.
   const persist = () => outbox?.setPersist(granted() && settings.storage != 'memory')
   persist()
-  const delivery = outbox && createDelivery(settings, outbox, drop, counts, granted)
+  const delivery = outbox && createDelivery(settings, outbox, drop, granted)
   let lastUrl: string | undefined
 
   const push = (event: EventName, properties: Record<string, unknown>) => {
@@ -50,7 +49,7 @@ export function createTracker(options: TrackerOptions): Tracker {
     const shopper = granted() ? identity!.user(true) : undefined
     const entry: Entry = { event: envelope(event, properties, settings.key, shopper) }
     // Refused now rather than at sending: in the outbox it would take the place of events that can go.
-    if (delivery!.tooLarge(entry)) return drop([entry], 'too_large')
+    if (delivery!.isOversized(entry)) return drop([entry], 'too_large')
     outbox!.add(entry)
     if (settings.debug) console.log('discovery-feedback:', event, properties)
     delivery!.queued()
@@ -170,7 +169,7 @@ export function createTracker(options: TrackerOptions): Tracker {
     get user(): User {
       return identity ? identity.user(granted()) : { uid: '', sid: '' }
     },
-    stats: (): Stats => ({ queued: outbox?.entries.length || 0, ...counts, dropped: { ...dropped } }),
+    stats: (): Stats => ({ queued: outbox?.entries.length || 0, ...(delivery ? delivery.stats() : { sent: 0, retried: 0 }), dropped: { ...dropped } }),
     flush,
     destroy: guard(() => {
       if (signal.aborted) return
