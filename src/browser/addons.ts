@@ -2,9 +2,6 @@ import { feedbackError, thrownText } from '../shared/error'
 import type { EventName, FeedbackError } from '../shared/types'
 import type { Addon, Consent, Outcome } from './types'
 
-/** What `change` gives back when an add-on dropped the event. */
-export const DROPPED = {}
-
 /**
  * The add-ons plugged into one tracker (docs/guide/extending.md), called in the order they
  * were added. An add-on is the page's code: a hook that throws is reported and passed over, so
@@ -35,15 +32,16 @@ export function createAddons(report: (error: FeedbackError) => void) {
         addons.delete(addon)
       }
     },
-    /** The properties to record once every add-on had its say, or DROPPED. */
-    change(event: EventName, properties: unknown) {
+    /** The properties to record once every add-on had its say, or undefined when one dropped the event. */
+    change(event: EventName, properties: unknown): { properties: unknown } | undefined {
+      let dropped = false
       each((addon) => {
-        if (properties == DROPPED || !addon.event) return
+        if (dropped || !addon.event) return
         const changed = addon.event(event, properties)
-        if (changed === false) properties = DROPPED
+        if (changed === false) dropped = true
         else if (changed !== undefined) properties = changed
       })
-      return properties
+      return dropped ? undefined : { properties }
     },
     /** What became of an event: taken when `error` is undefined. */
     outcome(event: EventName, properties: unknown, error?: FeedbackError) {

@@ -1,32 +1,42 @@
 import type { EventName, EventProperties, User } from '../shared/types'
 import { attempt } from '../shared/attempt'
-import type { CommandFunction, Tracker, TrackerOptions } from './types'
+import type { Addon, CommandFunction, Consent, Tracker, TrackerOptions } from './types'
 
 /** A call as a page makes it: a command and its arguments, not yet checked. */
 export type Call = [command: unknown, ...args: unknown[]]
 
-// The commands that call the tracker's method of the same name with their one argument.
-const METHODS = ['flush', 'consent', 'reset', 'use'] as const
-
 /**
  * Runs one command on the tracker. The arguments are the page's, unchecked: the tracker's
- * methods check them and report what is wrong. Strict comparisons only (`includes` converts
- * nothing): a command that is an object must reach the rules, not have its toString run here.
- * 'flush' returns its promise, so that a page can wait for the events to go before it navigates.
+ * methods check them and report what is wrong. `switch` compares strictly: a command that is an
+ * object must reach the rules, not have its toString run here. 'flush' returns its promise, so
+ * that a page can wait for the events to go before it navigates.
  */
 function run(tracker: Tracker, [command, argument]: Call) {
-  if (command === 'user') return tracker.identify(argument as Partial<User>)
-  if (METHODS.includes(command as (typeof METHODS)[number])) return (tracker[command as (typeof METHODS)[number]] as (argument: unknown) => unknown)(argument)
-  // Any other command is an event; the rules refuse one that is not SPEC's, by name.
-  return tracker.track(command as EventName, argument as EventProperties[EventName])
+  switch (command) {
+    case 'user':
+      return tracker.identify(argument as Partial<User>)
+    case 'consent':
+      return tracker.consent(argument as Consent)
+    case 'use':
+      return tracker.use(argument as Addon)
+    case 'flush':
+      return tracker.flush()
+    case 'reset':
+      return tracker.reset()
+    default:
+      // Any other command is an event; the rules refuse one that is not SPEC's, by name.
+      return tracker.track(command as EventName, argument as EventProperties[EventName])
+  }
 }
+
+const isUse = (call: Call) => call[0] === 'use'
 
 /**
  * Calls waiting for the tracker, in the order they are replayed: the add-ons' 'use' first, so
- * that an add-on hears the events the page queued before its own script ran (README
- * "Extending the tracker"); the rest in the order the page made them (sort is stable).
+ * that an add-on hears the events the page queued before its own script ran
+ * (docs/guide/extending.md); the rest in the order the page made them.
  */
-export const addonsFirst = (calls: Call[]) => calls.sort((one, other) => +(other[0] === 'use') - +(one[0] === 'use'))
+export const addonsFirst = (calls: Call[]) => calls.filter(isUse).concat(calls.filter((call) => !isUse(call)))
 
 /**
  * The script tag's `discoveryFeedback(command, ...args)`. Calls before 'init' wait, and 'init'
@@ -68,20 +78,20 @@ export function createCommandFunction(createTracker: (options: TrackerOptions) =
   return discoveryFeedback
 }
 
-/** The page's `discoveryFeedback` as an add-on sees it: the README's stub with its queue, or the tracker's command function. */
+/** The page's `discoveryFeedback` as an add-on sees it: the script tag's stub with its queue (docs/guide/script-tag.md), or the tracker's command function. */
 export type PageCommand = ((...args: unknown[]) => void) & Partial<Pick<CommandFunction, 'tracker' | 'createTracker'>> & { q?: ArrayLike<unknown>[] }
 
 /**
  * For the add-on script tags (declarative, data layer), which send through the page's command
  * function so that they may load before or after the tracker: the function under the global
- * name, with the README's stub installed first for a page that has none yet (or whose global is
+ * name, with the script tag's stub (docs/guide/script-tag.md) installed first for a page that has none yet (or whose global is
  * taken by something else, such as an element with that id). The name is read at each call: a
  * stub captured once would queue into an array nobody reads after the tracker has replaced it.
  */
 export function pageCommand(page: { discoveryFeedback?: unknown }): () => PageCommand {
   if (typeof page.discoveryFeedback != 'function') {
     const stub: PageCommand = function () {
-      // eslint-disable-next-line prefer-rest-params -- the stub keeps `arguments` objects, as the README's does
+      // eslint-disable-next-line prefer-rest-params -- the stub keeps `arguments` objects, as the script tag guide's does
       ;(stub.q as unknown[]).push(arguments)
     }
     // Made at once, not at the first call: a page may freeze the stub before it calls it.

@@ -1,7 +1,7 @@
-import { MAX_BODY, pack, tooLarge, type Body } from '../shared/batch'
-import { createEngine, type DropReason } from '../shared/engine'
+import { isOversized, MAX_BODY, pack, type Body } from '../shared/batch'
+import { createEngine, type DropReason, type HandedOver } from '../shared/engine'
 import { withParameter, withSendTime } from '../shared/http'
-import { KEEPALIVE_BUDGET, keepaliveHeld } from '../shared/keepalive'
+import { KEEPALIVE_BUDGET } from '../shared/keepalive'
 import { post, type Answer } from '../shared/post'
 import type { Entry, Outbox } from './outbox'
 import { serviceBody } from './service-body'
@@ -19,7 +19,8 @@ const MAX_CHECKS = 50
 // for at start, and again at most this often once this page has nothing left to send.
 const ADOPT_EVERY = 10000
 
-export type Reason = Exclude<DropReason, 'undelivered'>
+/** Why the page's own senders give events up: all but 'undelivered', which only a sender with a deadline has. */
+export type PageDropReason = Exclude<DropReason, 'undelivered'>
 
 /**
  * A request of the page: the events its body carries, the handed-over events whose ids it asks
@@ -62,20 +63,23 @@ const requestUrl = ({ endpoint, format, key }: TrackerOptions, checks: Entry[] =
 export function createDelivery(
   settings: TrackerOptions,
   outbox: Outbox,
-  dropped: (entries: Entry[], reason: Reason, detail?: string) => void,
-  counts: { sent: number; retried: number },
+  dropped: (entries: Entry[], reason: PageDropReason, detail?: string) => void,
   allowed: () => boolean
 ) {
   const spec = settings.format == 'spec'
   const maxBytes = Math.min(settings.maxBatchBytes || MAX_BODY, MAX_BODY)
   let adoptedAt = 0
 
-  /** The bodies of `waiting`, at most `most`: JSON arrays of many events, or the service's one each. */
-  const bodiesOf = (waiting: Entry[], most?: number): PageRequest[] =>
-    spec ? waiting.slice(0, most).map(serviceBody) : pack(waiting, maxBytes, engine.tooLarge, most)
+  /**
+   * The bodies of `waiting`, at most `most`: JSON arrays of many events, or the service's one
+   * each. An event too large for any went to `oversized`; none is queued (tracked events are
+   * checked when tracked), but what another page left may be.
+   */
+  const bodiesOf = (waiting: Entry[], oversized: (entry: Entry) => void, most?: number): PageRequest[] =>
+    spec ? waiting.slice(0, most).map(serviceBody) : pack(waiting, maxBytes, oversized, most)
 
   const engine = createEngine<Entry, PageRequest>(outbox, {
-    take(waiting, most) {
+    take(waiting, most, oversized) {
       const now = Date.now()
       const fresh: Entry[] = []
       const checks: Entry[] = []
@@ -86,7 +90,7 @@ export function createDelivery(
       // The service cannot be asked: what was handed over counts as delivered, as with a
       // collector that does not answer `missing`, so each such event arrives at most once.
       if (spec) outbox.remove(checks.splice(0))
-      const requests = bodiesOf(fresh, most)
+      const requests = bodiesOf(fresh, oversized, most)
       // The ids ride with the first body, or with a body of no events that only asks.
       if (checks.length) (requests[0] ||= { body: '[]', entries: [], bytes: 2 }).checks = checks
       return requests
@@ -97,7 +101,7 @@ export function createDelivery(
       // While the page is visible it takes at most half, so that beacons find room when the
       // page goes; a body beyond that goes by ordinary fetch, which a visible page has time
       // to see through.
-      const keepalive = keepaliveHeld(engine.inFlight) + bytes <= (request.leaving ? KEEPALIVE_BUDGET : KEEPALIVE_BUDGET / 2)
+      const keepalive = engine.keepaliveInUse() + bytes <= (request.leaving ? KEEPALIVE_BUDGET : KEEPALIVE_BUDGET / 2)
       request.held = keepalive ? bytes : 0
       return post(requestUrl(settings, request.checks), request.body, keepalive, !!request.checks)
     },
@@ -124,7 +128,6 @@ export function createDelivery(
     // A handed-over event is due to be asked about once a beacon would have arrived.
     due: (entry) => entry.handed && entry.handed + CHECK_AFTER,
     allowed,
-    counts,
     drop: dropped
   })
 
@@ -134,26 +137,27 @@ export function createDelivery(
    * still carry is handed over too: whether it arrives is asked later, as for beacons. Should
    * the page stay after all, their answers settle it first.
    */
-  function sendLeaving() {
-    engine.stop()
-    if (!allowed()) return engine.endFlush()
+  const sendLeaving = () => engine.leave(handOver)
+
+  /** What waits, by beacon where the browser takes it, else by a request that may still get out; marked handed over. */
+  function handOver(probing: boolean, oversized: (entry: Entry) => void): HandedOver<PageRequest> {
     const handed: Entry[] = []
     const waiting: Entry[] = []
+    const leaving: HandedOver<PageRequest> = { sent: 0, requests: [] }
     // The service is never asked what it lacks: a beacon into an outage would be lost for good,
     // and a request in flight to a failing service (the probe) is no delivery either.
-    const withheld = spec && engine.backoff.slots(MAX_IN_FLIGHT) == 1
+    const withheld = spec && probing
     for (const entry of outbox.entries) if (!entry.handed && !withheld) (entry.sending ? handed : waiting).push(entry)
-    for (const body of bodiesOf(waiting)) {
-      if (beacon(requestUrl(settings), body.body)) counts.sent += body.entries.length
+    for (const body of bodiesOf(waiting, oversized)) {
+      if (beacon(requestUrl(settings), body.body)) leaving.sent += body.entries.length
       // Refused by the browser: for the service, it waits unsent, since handed over it would never be sent again.
       else if (spec) continue
       // Refused (over the budget, or no sendBeacon): a request may still get out before the page goes.
-      else engine.start({ ...body, leaving: true })
+      else leaving.requests.push({ ...body, leaving: true })
       handed.push(...body.entries)
     }
     outbox.mark(handed, Date.now())
-    // Everything was handed to the browser: nothing is left for a flush() to wait for.
-    engine.endFlush()
+    return leaving
   }
 
   /**
@@ -172,7 +176,7 @@ export function createDelivery(
     sendVisible: engine.send,
     sendLeaving,
     /** Whether an event alone is too large for any request: refused when tracked, never queued. */
-    tooLarge: (entry: Entry) => tooLarge(entry, maxBytes),
+    isOversized: (entry: Entry) => isOversized(entry, maxBytes),
     queued: engine.queued,
     flush: engine.flush,
     /**
@@ -180,19 +184,19 @@ export function createDelivery(
      * forgotten, what other pages left is looked for, and what waits is sent.
      */
     wake() {
-      engine.backoff.reset()
       adopt()
-      engine.send()
+      engine.wake()
     },
     /**
      * Back from the back/forward cache: a request cut short by the cache may never answer, so
      * none still counts as in flight (the outbox's resume() made what they carried unconfirmed).
      */
     resume() {
-      engine.inFlight.clear()
+      engine.forget()
       engine.send()
     },
-    stop: engine.stop
+    stop: engine.stop,
+    stats: engine.stats
   }
 }
 

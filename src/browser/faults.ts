@@ -1,10 +1,10 @@
-import type { Reason } from './delivery'
+import type { PageDropReason } from './delivery'
 import { asFeedbackError, feedbackError, reporter } from '../shared/error'
 import type { Entry } from './outbox'
 import type { FeedbackError } from '../shared/types'
 import type { Stats, TrackerOptions } from './types'
 
-const WHY: Record<Reason, string> = {
+const WHY: Record<PageDropReason, string> = {
   too_large: 'too large for a request',
   rejected: 'refused',
   overflow: 'outbox full',
@@ -24,7 +24,7 @@ export function createFaults({ onError, strict }: TrackerOptions, broken?: Feedb
   const report = reporter(onError)
 
   /** Events given up after they were accepted: counted by reason and reported. */
-  const drop = (entries: Entry[], reason: Reason, detail?: string) => {
+  const drop = (entries: Entry[], reason: PageDropReason, detail?: string) => {
     dropped[reason] += entries.length
     const one = entries.length == 1
     const error = feedbackError(

@@ -4,6 +4,7 @@ import type { Unidentified } from '../shared/envelope'
 import type { Envelope } from '../shared/types'
 import { attempt } from '../shared/attempt'
 import { OUTBOX_PREFIX } from '../shared/ids'
+import type { DropReason } from '../shared/engine'
 
 /**
  * A queued event: without its user while consent is pending (Unidentified). `wire` is its JSON
@@ -17,7 +18,8 @@ export interface Entry extends Packed<Envelope | Unidentified> {
   handed?: number
 }
 
-export type DropReason = 'overflow' | 'expired'
+/** What the outbox itself gives up: beyond its bound, or older than a kept event may be. */
+export type OutboxDropReason = Extract<DropReason, 'overflow' | 'expired'>
 
 /*
  * Storage layout, one key per event so that tracking, delivering and marking an event each
@@ -46,7 +48,7 @@ const stored = (entry: Entry) => (entry.handed || '') + jsonOf(entry)
  * each under its own id and sends it here, once. Adoption is rare (a collector that was down,
  * a tab that closed), so it may cost a write per event; tracking never pays for it.
  */
-export function createOutbox(onDrop: (entries: Entry[], reason: DropReason) => void) {
+export function createOutbox(onDrop: (entries: Entry[], reason: OutboxDropReason) => void) {
   // This page's outbox: its Web Lock's name, and its events' keys before the number.
   const own = OUTBOX_PREFIX + nanoid(10)
   const locks = navigator.locks

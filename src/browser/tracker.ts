@@ -1,9 +1,9 @@
 import { envelope } from '../shared/envelope'
 import { asFeedbackError, feedbackError } from '../shared/error'
 import { checkUser, expectOneOf, validate } from '../shared/rules'
-import type { EventName, EventProperties, User } from '../shared/types'
+import type { EventName, EventProperties, FeedbackError, User } from '../shared/types'
 import { optedOut } from '../shared/privacy-signals'
-import { createAddons, DROPPED } from './addons'
+import { createAddons } from './addons'
 import { STATES } from './consent'
 import { createDelivery, type Delivery } from './delivery'
 import { createFaults } from './faults'
@@ -27,7 +27,6 @@ export function createTracker(options: TrackerOptions): Tracker {
   const { settings, user, broken } = readOptions(options, browser)
   const { dropped, drop, guard, report } = createFaults(settings, broken)
   const addons = createAddons(report)
-  const counts = { sent: 0, retried: 0 }
   // Aborted by destroy(): every listener and history patch goes with it.
   const life = new AbortController()
   const signal = life.signal
@@ -41,16 +40,17 @@ export function createTracker(options: TrackerOptions): Tracker {
   // Storage only with consent, and not in memory mode.
   const persist = () => outbox?.setPersist(granted() && settings.storage != 'memory')
   persist()
-  const delivery = outbox && createDelivery(settings, outbox, drop, counts, granted)
+  const delivery = outbox && createDelivery(settings, outbox, drop, granted)
   let lastUrl: string | undefined
 
-  const push = (event: EventName, properties: Record<string, unknown>) => {
+  /** Queues an event in its envelope; returns the error it was dropped with when it is too large for any request. */
+  const push = (event: EventName, properties: Record<string, unknown>): FeedbackError | undefined => {
     // Until consent, events wait without a user: reading or writing the identity cookies needs
     // consent too. They get the shopper's identity the moment it is granted.
     const shopper = granted() ? identity!.user(true) : undefined
     const entry: Entry = { event: envelope(event, properties, settings.key, shopper) }
     // Refused now rather than at sending: in the outbox it would take the place of events that can go.
-    if (delivery!.tooLarge(entry)) return drop([entry], 'too_large')
+    if (delivery!.isOversized(entry)) return drop([entry], 'too_large')
     outbox!.add(entry)
     if (settings.debug) console.log('discovery-feedback:', event, properties)
     delivery!.queued()
@@ -67,12 +67,14 @@ export function createTracker(options: TrackerOptions): Tracker {
     if (broken) throw broken
     if (!outbox) return
     if (signal.aborted) throw feedbackError(event, undefined, 'was tracked after destroy()')
-    // Anything but an object is left to the rules, which refuse it by name.
+    // Anything but an object is left to the rules, which refuse it by name. The copy keeps every
+    // own property of the caller's object, symbols too: an add-on may mark the events it sends
+    // and know them again in its `event` hook (the GA4 bridge does, integrations/data-layer/link.ts).
     if (event == 'view-page' && (input == null || typeof input == 'object'))
       input = { url: location.href, ref: lastUrl ?? document.referrer, width: innerWidth, height: innerHeight, ...input }
     const changed = addons.change(event, input)
-    if (changed == DROPPED) return addons.outcome(event, input, feedbackError(event, undefined, 'dropped by an add-on'))
-    input = changed
+    if (!changed) return addons.outcome(event, input, feedbackError(event, undefined, 'dropped by an add-on'))
+    input = changed.properties
     let properties
     try {
       properties = validate(event, input)
@@ -170,7 +172,7 @@ export function createTracker(options: TrackerOptions): Tracker {
     get user(): User {
       return identity ? identity.user(granted()) : { uid: '', sid: '' }
     },
-    stats: (): Stats => ({ queued: outbox?.entries.length || 0, ...counts, dropped: { ...dropped } }),
+    stats: (): Stats => ({ queued: outbox?.entries.length || 0, sent: 0, retried: 0, ...delivery?.stats(), dropped: { ...dropped } }),
     flush,
     destroy: guard(() => {
       if (signal.aborted) return

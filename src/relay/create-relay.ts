@@ -12,7 +12,7 @@ import { asEnvelope, readEnvelopes } from './intake'
 import { serverSenders, UNPROVEN_SERVER } from './server-senders'
 import { memoryStore } from './memory-store'
 import { relayMetrics, sinkTimer, timedStore, type Metrics } from './metrics'
-import { SinkUnavailable } from './sinks'
+import { SinkUnavailable } from './sink-unavailable'
 import type { BatchReport, DeadLetter, Relay, RelayEvent, RelayOptions, RequestInfo } from './types'
 
 const DAY = 864e5

@@ -6,7 +6,7 @@
  * traffic, since a key, a path or an address as a label would make a series per value.
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client'
-import type { ForwardSink } from './sinks'
+import type { ForwardSink } from './forward-sink'
 import type { DeliveryStore, Sink } from './types'
 
 /** What an event became: stored now, stored before, refused by the rules or the keys, or sent by a bot. */

@@ -2,6 +2,9 @@ import { feedbackError } from '../shared/error'
 import type { DropReason } from '../shared/engine'
 import type { ServerStats } from './types'
 
+/** Why the server sender gives events up: all but 'expired', since it keeps nothing for days. */
+export type ServerDropReason = Exclude<DropReason, 'expired'>
+
 /**
  * Where the server sender's faults end: counted by reason and handed to `onError`, or the
  * console without one. Every message counts the events: a server's drops are about batches.
@@ -15,7 +18,7 @@ export function createServerFaults(onError: ((error: Error) => void) | undefined
       // A failing handler must not turn one fault into two.
     }
   }
-  const drop = (entries: { event: { event: string } }[], reason: Exclude<DropReason, 'expired'>, detail?: string) => {
+  const drop = (entries: { event: { event: string } }[], reason: ServerDropReason, detail?: string) => {
     const count = entries.length
     dropped[reason] += count
     const why = detail || entries[0].event.event + ' is too large for a request'

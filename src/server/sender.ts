@@ -5,7 +5,7 @@ import { createMemoryStore } from '../shared/memory-store'
 import { checkUser, validate } from '../shared/rules'
 import type { User } from '../shared/types'
 import { createServerFaults } from './faults'
-import { createServerTransport, type ServerEntry as Queued, type ServerRequest } from './transport'
+import { createServerTransport, type ServerEntry, type ServerRequest } from './transport'
 import type { ServerTracker, ServerTrackerOptions } from './types'
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -36,33 +36,23 @@ function serverUser(event: string, user: unknown): User {
 export function createServerTracker(options: ServerTrackerOptions): ServerTracker {
   const { key, endpoint, maxBatchEvents = 50, flushInterval = 1000, maxInFlight = 4, maxQueuedEvents = 20000 } = options
   if (!key || !endpoint) throw feedbackError('init', key ? 'endpoint' : 'key', 'is required')
-  const counts = { sent: 0, retried: 0 }
   const dropped = { invalid: 0, too_large: 0, rejected: 0, overflow: 0, undelivered: 0 }
-  const store = createMemoryStore<Queued>()
+  const store = createMemoryStore<ServerEntry>()
   const faults = createServerFaults(options.onError, dropped)
   // Probing from the start: a process that starts during an outage (a deploy, a restart loop)
   // sends one request, not maxInFlight, until the collector answers.
-  const engine = createEngine<Queued, ServerRequest>(store, {
+  const engine = createEngine<ServerEntry, ServerRequest>(store, {
     ...createServerTransport(options, store, faults.drop),
     most: maxInFlight,
     interval: flushInterval,
     batch: maxBatchEvents,
-    probeFirst: true,
-    counts,
-    drop: faults.drop
+    probeFirst: true
   })
   let closed = false
 
-  /** Entries that wait for a request: those in flight are not counted. */
-  const waiting = () => {
-    let count = store.entries.length
-    for (const request of engine.inFlight) count -= request.entries.length
-    return count
-  }
-
   /** Beyond maxQueuedEvents waiting, the oldest go. */
   const overflow = (excess: number) => {
-    const over: Queued[] = []
+    const over: ServerEntry[] = []
     for (const entry of store.entries) {
       if (over.length == excess) break
       if (!entry.sending) over.push(entry)
@@ -79,7 +69,7 @@ export function createServerTracker(options: ServerTrackerOptions): ServerTracke
     // A flush ends at a failure; the sender waits out the backoff and flushes again.
     while (store.entries.length && !late) {
       await Promise.race([engine.flush(), expired])
-      if (store.entries.length && !late) await Promise.race([pause(engine.backoff.resumeAt() - Date.now()), expired])
+      if (store.entries.length && !late) await Promise.race([pause(engine.resumeAt() - Date.now()), expired])
     }
     clearTimeout(limit)
     return late
@@ -88,7 +78,7 @@ export function createServerTracker(options: ServerTrackerOptions): ServerTracke
   return {
     track(event, properties, user) {
       if (closed) throw feedbackError(event, undefined, 'was tracked after close()')
-      let entry: Queued
+      let entry: ServerEntry
       try {
         const shopper = serverUser(event, user)
         entry = { event: envelope(event, validate(event, properties), key, shopper) }
@@ -97,7 +87,7 @@ export function createServerTracker(options: ServerTrackerOptions): ServerTracke
         throw error
       }
       store.add(entry)
-      const count = waiting()
+      const count = engine.waiting()
       if (count > maxQueuedEvents) overflow(count - maxQueuedEvents)
       // A full batch leaves within this call: a burst's first request starts before it ends.
       if (count >= maxBatchEvents) engine.send()
@@ -109,13 +99,12 @@ export function createServerTracker(options: ServerTrackerOptions): ServerTracke
       return drain(timeout).then((late) => {
         if (!late) return
         // Out of time: what waits or flies now is given up, and said so.
-        engine.inFlight.forEach((request) => request.controller.abort())
-        engine.inFlight.clear()
+        engine.forget()
         engine.stop()
         const left = store.clear()
         if (left.length) faults.drop(left, 'undelivered', 'close() ran out of time after ' + timeout + ' ms')
       })
     },
-    stats: () => ({ queued: store.entries.length, ...counts, dropped: { ...dropped } })
+    stats: () => ({ queued: store.entries.length, ...engine.stats(), dropped: { ...dropped } })
   }
 }

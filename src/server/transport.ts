@@ -1,5 +1,6 @@
 import { MAX_BODY, pack, type Body } from '../shared/batch'
-import type { DropReason, Queued } from '../shared/engine'
+import type { Queued, Transport } from '../shared/engine'
+import type { ServerDropReason } from './faults'
 import { withSendTime } from '../shared/http'
 import type { Envelope } from '../shared/types'
 import { postBatch } from './post'
@@ -13,27 +14,19 @@ export type ServerRequest = Body<ServerEntry> & { controller: AbortController }
 
 /**
  * The server sender's requests: JSON arrays of up to 60 KiB, events that waited for a free slot
- * going together, posted with the shop's secret and given up after `requestTimeout`. An event
- * is tried `maxAttempts` times at most, then dropped as undelivered.
+ * going together, posted with the shop's secret and given up after `requestTimeout` or when
+ * close() runs out of time. An event is tried `maxAttempts` times at most, then dropped as
+ * undelivered.
  */
 export function createServerTransport(
   { endpoint, secret, requestTimeout = 10000, maxAttempts = 6 }: ServerTrackerOptions,
   store: { remove(entries: ServerEntry[]): void },
-  drop: (entries: ServerEntry[], reason: Exclude<DropReason, 'expired'>, detail?: string) => void
-) {
+  drop: (entries: ServerEntry[], reason: ServerDropReason, detail?: string) => void
+): Pick<Transport<ServerEntry, ServerRequest>, 'take' | 'post' | 'retry' | 'cancel' | 'drop'> {
   return {
-    take: (waiting: ServerEntry[], most: number): ServerRequest[] =>
-      pack(
-        waiting,
-        MAX_BODY,
-        (entry) => {
-          store.remove([entry])
-          drop([entry], 'too_large')
-        },
-        most
-      ).map((body) => ({ ...body, controller: new AbortController() })),
-    post: (request: ServerRequest) => postBatch(withSendTime(endpoint, Date.now()), request.body, requestTimeout, request.controller, secret),
-    retry(request: ServerRequest, answer: { status: number }) {
+    take: (waiting, most, oversized) => pack(waiting, MAX_BODY, oversized, most).map((body) => ({ ...body, controller: new AbortController() })),
+    post: (request) => postBatch(withSendTime(endpoint, Date.now()), request.body, requestTimeout, request.controller, secret),
+    retry(request, answer) {
       for (const entry of request.entries) entry.tries = (entry.tries || 0) + 1
       const spent = request.entries.filter((entry) => entry.tries! >= maxAttempts)
       if (spent.length) {
@@ -41,6 +34,8 @@ export function createServerTransport(
         drop(spent, 'undelivered', 'the collector answered ' + (answer.status || 'nothing') + ' ' + maxAttempts + ' times')
       }
       return request.entries.filter((entry) => entry.tries! < maxAttempts)
-    }
+    },
+    cancel: (request) => request.controller.abort(),
+    drop
   }
 }

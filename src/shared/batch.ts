@@ -21,7 +21,7 @@ export function jsonOf(entry: Packed<unknown>): string {
 export const byteLength = (text: string) => text.length + (text.match(/[^\0-\x7f]/g) || []).length + (text.match(/[^\0-\u07ff]/g) || []).length
 
 /** Whether an event alone, between the array's brackets, is over `maxBytes`. */
-export const tooLarge = (entry: Packed<unknown>, maxBytes: number) => byteLength(jsonOf(entry)) + 2 > maxBytes
+export const isOversized = (entry: Packed<unknown>, maxBytes: number) => byteLength(jsonOf(entry)) + 2 > maxBytes
 
 /**
  * The largest body any sender makes: 60 KiB, which leaves room for request overhead within the

@@ -1,17 +1,22 @@
 import type { Body, Packed } from './batch'
-import { createBackoff, outcomeOf, type Outcome } from './http'
+import { createBackoff, verdictOf, type Verdict } from './http'
+import { keepaliveHeld } from './keepalive'
 import type { Answer } from './post'
 
 /*
  * The one sender every product runs: the storefront tracker, the Shopify pixel, the Node sender
- * and the relay's forward sink. Words used with one meaning each, here and in the products:
+ * and the relay's forward sink. Each passes in its store and its transport (how it makes, posts
+ * and settles requests); the engine keeps the rest to itself: the requests in flight, the
+ * backoff, the timer, the counts, and the rule for an event too large for any request. Words
+ * used with one meaning each, here and in the products:
  *   entry    one queued event; `sending` while a request carries it
  *   store    where entries wait, oldest first (the tracker's outbox, the pixel's kept queue, memory)
  *   request  one POST: a body, the entries it carries and those it asks about (`checks`)
  *   due      when the next request should start
  *   send     start requests for what waits, as many as the in-flight bound and the backoff allow
- *   settle   decide the entries of a request by its answer: delivered, refused, or tried again
+ *   settle   decide the entries of a request by its answer: delivered, rejected, or tried again
  *   flush    send everything now, and resolve once each request was answered or one failed
+ *   leave    hand everything over as the page goes, by the product's own means
  */
 
 /** Why accepted events were given up: one meaning each, whichever product counts them. */
@@ -27,16 +32,20 @@ export type DropReason =
   /** Out of tries, or still unsent when the sender ran out of time. */
   | 'undelivered'
 
+/** What the engine gives up by itself: an entry too large for any request, or one the collector rejected. */
+export type EngineDropReason = Extract<DropReason, 'too_large' | 'rejected'>
+
 /** An entry of the engine: an event with its time of tracking, and whether a request carries it. */
 export interface Queued extends Packed<{ t_client: number }> {
   sending?: boolean
 }
 
 /**
- * One POST: its body and the entries it carries, and any entries whose delivery it only asks
- * about (`checks`, docs/reference/collector-protocol.md), which the product settles itself.
+ * One POST: its body and the entries it carries; any entries whose delivery it only asks about
+ * (`checks`, docs/reference/collector-protocol.md), which the product settles itself; and the
+ * bytes of the browser's keepalive budget it holds (`held`, shared/keepalive.ts), if any.
  */
-export type Request<E extends Queued> = Body<E> & { checks?: E[] }
+export type EngineRequest<E extends Queued> = Body<E> & { checks?: E[]; held?: number }
 
 /** Where entries wait, in order: the engine reads them and removes those that are settled. */
 export interface Store<E extends Queued> {
@@ -48,15 +57,17 @@ export interface Store<E extends Queued> {
  * What a product gives the engine besides its store: how it makes and posts its requests, what
  * it adds to settling them, and its pace.
  */
-export interface Transport<E extends Queued, R extends Request<E>> {
-  /** The requests for entries that wait (`waiting`, oldest first), at most `most`. */
-  take(waiting: E[], most: number): R[]
+export interface Transport<E extends Queued, R extends EngineRequest<E>> {
+  /** The requests for entries that wait (`waiting`, oldest first), at most `most`; an entry too large for any request goes to `oversized`. */
+  take(waiting: E[], most: number, oversized: (entry: E) => void): R[]
   /** POSTs one request; resolves the answer, status 0 for none. */
   post(request: R): Promise<Answer>
-  /** After a delivered or refused request was settled. */
-  answered?(request: R, answer: Answer, outcome: Outcome): void
+  /** After a delivered or rejected request was settled. */
+  answered?(request: R, answer: Answer, verdict: Verdict): void
   /** After a failure: what the product does with the entries; returns those tried again (default: all). */
   retry?(request: R, answer: Answer): E[] | void
+  /** Gives up a request in flight that will never be answered (the sender closes). */
+  cancel?(request: R): void
   /** Requests in flight at most while the collector answers; one while it fails. */
   most: number
   /** Milliseconds an entry may wait for others to join its request. */
@@ -69,9 +80,22 @@ export interface Transport<E extends Queued, R extends Request<E>> {
   due?(entry: E): number | undefined
   /** Whether anything may be sent now (the tracker's consent). */
   allowed?(): boolean
-  counts: { sent: number; retried: number }
-  /** Reports entries given up; the engine gives up only what is too large or refused. */
-  drop(entries: E[], reason: 'too_large' | 'rejected', detail?: string): void
+  /** Hears the entries the engine gave up: too large for any request, or rejected by the collector. */
+  drop?(entries: E[], reason: EngineDropReason, detail?: string): void
+}
+
+/** What a product hands over by its own means as the page goes: events it counts as sent, and requests to start now. */
+export interface HandedOver<R> {
+  sent: number
+  requests: R[]
+}
+
+/** The engine's counts, as the products' `stats()` show them. */
+export interface SendCounts {
+  /** Events answered 2xx, or handed over as the page went. */
+  sent: number
+  /** Events of failed requests that will be tried again. */
+  retried: number
 }
 
 /**
@@ -81,11 +105,12 @@ export interface Transport<E extends Queued, R extends Request<E>> {
  * them, then up to `most` again once one is answered. 2xx removes a request's entries, another
  * 4xx but 408 and 429 drops them as `rejected`, anything else keeps them for after the backoff.
  */
-export function createEngine<E extends Queued, R extends Request<E>>(store: Store<E>, transport: Transport<E, R>) {
-  const { most, interval, counts } = transport
+export function createEngine<E extends Queued, R extends EngineRequest<E>>(store: Store<E>, transport: Transport<E, R>) {
+  const { most, interval } = transport
   const batch = transport.batch || Infinity
   const backoff = createBackoff(transport.probeFirst)
   const inFlight = new Set<R>()
+  const counts: SendCounts = { sent: 0, retried: 0 }
   let timer: ReturnType<typeof setTimeout> | undefined
   let due = Infinity
   // Set by flush(): everything waiting goes, a request after each answer, until none waits.
@@ -137,13 +162,19 @@ export function createEngine<E extends Queued, R extends Request<E>>(store: Stor
   /** Marks what a request carries or asks about as sending, or no longer. */
   const mark = (request: R, sending: boolean) => request.entries.concat(request.checks || []).forEach((entry) => (entry.sending = sending))
 
+  /** An entry too large for any request: removed, and dropped. */
+  const oversized = (entry: E) => {
+    store.remove([entry])
+    transport.drop?.([entry], 'too_large')
+  }
+
   /** POSTs one request and settles its entries by the answer. */
   const start = (request: R) => {
     inFlight.add(request)
     mark(request, true)
     const step = backoff.step()
     transport.post(request).then((answer) => {
-      // Forgotten meanwhile (forget(), or given up by the product): it is settled already.
+      // Forgotten meanwhile (forget()): it is settled already.
       if (inFlight.delete(request)) settle(request, answer, step)
     })
   }
@@ -151,20 +182,20 @@ export function createEngine<E extends Queued, R extends Request<E>>(store: Stor
   const settle = (request: R, answer: Answer, step: number) => {
     const { entries } = request
     mark(request, false)
-    const outcome = outcomeOf(answer.status)
-    if (outcome == 'retry') {
+    const verdict = verdictOf(answer.status)
+    if (verdict == 'retry') {
       backoff.failed(step, answer.retryAfter)
       counts.retried += (transport.retry?.(request, answer) || entries).length
       endFlush()
       if (store.entries.length) schedule(backoff.resumeAt())
       return
     }
-    // Refused, but answered: the collector is up.
+    // Rejected, but answered: the collector is up.
     backoff.answered()
     store.remove(entries)
-    if (outcome == 'delivered') counts.sent += entries.length
-    else if (entries.length) transport.drop(entries, 'rejected', 'the collector answered ' + answer.status + (answer.message ? ': ' + answer.message : ''))
-    transport.answered?.(request, answer, outcome)
+    if (verdict == 'delivered') counts.sent += entries.length
+    else if (entries.length) transport.drop?.(entries, 'rejected', 'the collector answered ' + answer.status + (answer.message ? ': ' + answer.message : ''))
+    transport.answered?.(request, answer, verdict)
     if (hurry) send()
     else plan()
   }
@@ -183,7 +214,8 @@ export function createEngine<E extends Queued, R extends Request<E>>(store: Stor
     }
     const requests = transport.take(
       store.entries.filter((entry) => !entry.sending),
-      free
+      free,
+      oversized
     )
     // Nothing to send: a flush() ends once the requests in flight were answered too.
     if (!requests.length && !inFlight.size) endFlush()
@@ -192,13 +224,8 @@ export function createEngine<E extends Queued, R extends Request<E>>(store: Stor
   }
 
   return {
-    backoff,
-    /** The requests in flight; cleared when they may never answer (a page back from the back/forward cache, a sender closed). */
-    inFlight,
     send,
-    start,
     stop,
-    endFlush,
     /**
      * An entry was added to the end of the store: a full batch leaves now, anything less when
      * due. Only then is the store walked; else only the new entry can make a send due sooner.
@@ -207,19 +234,48 @@ export function createEngine<E extends Queued, R extends Request<E>>(store: Stor
       const { entries } = store
       plan(entries.length < batch ? entries.slice(-1) : entries)
     },
-    /** An entry too large for any request: removed and dropped. */
-    tooLarge(entry: E) {
-      store.remove([entry])
-      transport.drop([entry], 'too_large')
-    },
     /** Sends everything waiting now; resolves once none waits and none is in flight, or a request failed. */
     flush(): Promise<void> {
       hurry = true
       const flushed = new Promise<void>((resolve) => flushing.push(resolve))
       send()
       return flushed
-    }
+    },
+    /**
+     * The page is going: the product hands over what it can by its own means (`handOver`, told
+     * whether the collector is being probed after a failure, and given the engine's rule for an
+     * entry too large for any request), the backoff notwithstanding, and
+     * every flush() ends, since nothing is left for it to wait for.
+     */
+    leave(handOver: (probing: boolean, oversized: (entry: E) => void) => HandedOver<R>) {
+      stop()
+      if (transport.allowed && !transport.allowed()) return endFlush()
+      const handed = handOver(backoff.probing(), oversized)
+      counts.sent += handed.sent
+      handed.requests.forEach(start)
+      endFlush()
+    },
+    /** Something changed that lets requests go now (back online, consent granted): the backoff's wait is forgotten, and what waits is sent. */
+    wake() {
+      backoff.reset()
+      send()
+    },
+    /**
+     * The requests in flight will never be answered (a page back from the back/forward cache, a
+     * sender that closes): each is cancelled where the transport can, and none counts as in flight.
+     */
+    forget() {
+      inFlight.forEach((request) => transport.cancel?.(request))
+      inFlight.clear()
+    },
+    /** Entries that wait for a request: those a request carries are not counted. */
+    waiting: () => store.entries.filter((entry) => !entry.sending).length,
+    /** When the backoff lets the next request go (ms since epoch; 0 or past when it does now). */
+    resumeAt: () => backoff.resumeAt(),
+    /** The keepalive bytes the requests in flight hold (shared/keepalive.ts). */
+    keepaliveInUse: () => keepaliveHeld(inFlight),
+    stats: (): SendCounts => ({ ...counts })
   }
 }
 
-export type Engine<E extends Queued, R extends Request<E>> = ReturnType<typeof createEngine<E, R>>
+export type Engine<E extends Queued, R extends EngineRequest<E>> = ReturnType<typeof createEngine<E, R>>

@@ -3,17 +3,17 @@
  * pace their requests: one policy, so that a collector sees the same behaviour from either.
  */
 
-/** What an answer means for the events a request carried. */
-export type Outcome = 'delivered' | 'refused' | 'retry'
+/** What an answer means for the events a request carried: stored, rejected for good, or to try again. */
+export type Verdict = 'delivered' | 'rejected' | 'retry'
 
 /**
  * 2xx: stored. Another 4xx, except 408 (timeout) and 429 (too many requests), can never
- * succeed: that batch is given up. Anything else, no answer (status 0) included, may succeed
- * later and is tried again.
+ * succeed: that batch is rejected, and given up. Anything else, no answer (status 0) included,
+ * may succeed later and is tried again.
  */
-export function outcomeOf(status: number): Outcome {
+export function verdictOf(status: number): Verdict {
   if (status >= 200 && status < 300) return 'delivered'
-  if (status >= 400 && status < 500 && status != 408 && status != 429) return 'refused'
+  if (status >= 400 && status < 500 && status != 408 && status != 429) return 'rejected'
   return 'retry'
 }
 
@@ -58,6 +58,8 @@ export function createBackoff(probeFirst?: boolean) {
     resumeAt: () => resumeAt,
     /** How many requests may be in flight: `most` once the collector answers, one while probing. */
     slots: (most: number) => (healthy ? most : 1),
+    /** Whether requests go one at a time, as probes, until one is answered. */
+    probing: () => !healthy,
     /** An answer that no retry follows: delivered, or refused by a collector that is up. */
     answered() {
       failures = 0

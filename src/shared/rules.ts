@@ -128,23 +128,27 @@ export const holdsNumber = (kind: string) => [Kind.amount, Kind.wholeNumber, Kin
 // so no shopper data ends up in a console or an error tracker.
 export const describe = (value: unknown) => (typeof value == 'number' ? String(value) : Array.isArray(value) ? 'array' : typeof value)
 
-/** Throws a FeedbackError naming the event, the field and the rule unless `value` is of `kind`. */
-function expectKind(event: string, name: string, kind: string, value: unknown) {
-  const [test, rule] = KINDS[kind as keyof typeof KINDS]
-  if (!test(value)) throw feedbackError(event, name, 'must be ' + rule + ', got ' + describe(value))
-}
+/** Whether a field of this kind may be left out: its letter is followed by `?`. */
+const isOptional = (kind: string) => kind[1] == '?'
+
+/** The test of a kind's values and the rule it states in messages, by the kind's letter. */
+const ruleOf = (kind: string) => KINDS[kind[0] as keyof typeof KINDS]
 
 /**
  * What a field of `kind` holding `value` breaks, in words ('is required', 'must be a string of 1
- * to 32 characters'), or '' when it keeps its rule: the verdict of check(), for a reader that
- * words its own answers (the relay). check() keeps its own lines for it: through this function
- * the script tag would grow by 29 B brotli.
+ * to 32 characters'), or '' when it keeps its rule, by the same rules as check(), which throws
+ * instead: for a reader that words its own answers (the relay).
  */
 export function faultOf(kind: string, value: unknown): string {
-  const [letter, optional] = kind
-  if (value == null) return optional ? '' : 'is required'
-  const [test, rule] = KINDS[letter as keyof typeof KINDS]
+  if (value == null) return isOptional(kind) ? '' : 'is required'
+  const [test, rule] = ruleOf(kind)
   return test(value) ? '' : 'must be ' + rule
+}
+
+/** Throws a FeedbackError naming the event, the field and the rule unless `value` keeps the rule of `kind`. */
+function expectKind(event: string, name: string, kind: string, value: unknown) {
+  const [test, rule] = ruleOf(kind)
+  if (!test(value)) throw feedbackError(event, name, 'must be ' + rule + ', got ' + describe(value))
 }
 
 /**
@@ -159,12 +163,12 @@ export function check(event: string, schema: Schema, input: unknown, name: strin
   const properties: Record<string, unknown> = {}
   // Own keys: a page that adds an enumerable property to Object.prototype must not add a field.
   for (const field of Object.keys(schema)) {
-    const [kind, optional] = schema[field]
+    const kind = schema[field]
     // An object, as checked above.
     const value = (input as Record<string, unknown>)[field]
     const name = prefix + field
     if (value == null) {
-      if (!optional) throw feedbackError(event, name, 'is required')
+      if (!isOptional(kind)) throw feedbackError(event, name, 'is required')
       continue
     }
     expectKind(event, name, kind, value)

@@ -4,6 +4,12 @@
  * the wire unchanged.
  */
 
+/** SPEC's two ids of a product line, as the service's catalogue knows them: the product's and its variant's. */
+export interface CatalogIds {
+  item_id: string
+  variant_item_id: string
+}
+
 /** One product line of a cart or an order (SPEC "Event kinds", purchase). */
 export interface LineItem {
   /** Product id, as in your product feed. */

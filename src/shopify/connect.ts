@@ -54,16 +54,15 @@ function readOptions(options: ShopifyOptions) {
  */
 export function connectShopify(api: PixelApi, options: ShopifyOptions): ShopifyConnection {
   const faults = createPixelFaults(options)
-  const counts = { sent: 0, retried: 0 }
   const { settings, broken } = readOptions(options)
   if (broken) {
     // Options it cannot work with: reported once, and the pixel does nothing.
     faults.report(broken)
-    return { flush: () => Promise.resolve(), stats: () => ({ queued: 0, ...counts, dropped: { ...faults.dropped } }) }
+    return { flush: () => Promise.resolve(), stats: () => ({ queued: 0, sent: 0, retried: 0, dropped: { ...faults.dropped } }) }
   }
 
   const identity = createPixelIdentity(api.browser.cookie, settings, api.init.context.document.location)
-  const delivery = createPixelDelivery(settings, settings.flushInterval ?? 1000, api.browser.localStorage, counts, (entries, reason, why) =>
+  const delivery = createPixelDelivery(settings, settings.flushInterval ?? 1000, api.browser.localStorage, (entries, reason, why) =>
     faults.drop(entries.length, reason, entries[0].event.event, why || 'too large for a request')
   )
   const mapping = createMapping(settings.itemIds)
@@ -174,6 +173,6 @@ export function connectShopify(api: PixelApi, options: ShopifyOptions): ShopifyC
 
   return {
     flush: () => turn.then(() => delivery.flush()),
-    stats: () => ({ queued: awaitingConsent.length + delivery.queued, ...counts, dropped: { ...faults.dropped } })
+    stats: () => ({ queued: awaitingConsent.length + delivery.queued, ...delivery.stats(), dropped: { ...faults.dropped } })
   }
 }

@@ -2,7 +2,7 @@ import type { BrowserLocalStorage } from '@shopify/web-pixels-extension'
 import { jsonOf, MAX_BODY, pack, type Body } from '../shared/batch'
 import { createEngine, type Queued } from '../shared/engine'
 import { withSendTime } from '../shared/http'
-import { KEEPALIVE_BUDGET, keepaliveHeld } from '../shared/keepalive'
+import { KEEPALIVE_BUDGET } from '../shared/keepalive'
 import { createMemoryStore } from '../shared/memory-store'
 import { fnv1a64 } from '../shared/order-event-id'
 import { post } from '../shared/post'
@@ -20,11 +20,6 @@ export type PixelEntry = Queued & { event: Envelope }
 /** A request of the pixel, and the keepalive bytes it holds: all of its body's. */
 type PixelRequest = Body<PixelEntry> & { held: number }
 
-export interface PixelCounts {
-  sent: number
-  retried: number
-}
-
 /**
  * Sends a pixel's events through the engine every sender runs (shared/engine.ts): by fetch with
  * keepalive (sendBeacon is deprecated in pixels), a purchase at once and anything else after
@@ -40,7 +35,6 @@ export function createPixelDelivery(
   { key, endpoint }: { key: string; endpoint: string },
   interval: number,
   storage: BrowserLocalStorage,
-  counts: PixelCounts,
   drop: (entries: PixelEntry[], reason: 'rejected' | 'too_large', detail?: string) => void
 ) {
   // Kept events of this key and collector only: a staging and a production pixel on one shop
@@ -67,10 +61,10 @@ export function createPixelDelivery(
   const queue = createMemoryStore(unkeep)
 
   const engine = createEngine<PixelEntry, PixelRequest>(queue, {
-    take(waiting, most) {
+    take(waiting, most, oversized) {
       const requests: PixelRequest[] = []
-      let held = keepaliveHeld(engine.inFlight)
-      for (const body of pack(waiting, MAX_BODY, engine.tooLarge, most)) {
+      let held = engine.keepaliveInUse()
+      for (const body of pack(waiting, MAX_BODY, oversized, most)) {
         held += body.bytes
         // Over the keepalive budget: this body waits for an answer to free some.
         if (held > KEEPALIVE_BUDGET) break
@@ -86,7 +80,6 @@ export function createPixelDelivery(
     interval,
     // A purchase leaves at once.
     due: (entry) => (entry.event.event == 'purchase' ? 0 : undefined),
-    counts,
     drop
   })
 
@@ -146,6 +139,8 @@ export function createPixelDelivery(
     },
 
     /** Sends everything now; resolves once nothing waits or flies, or a request failed. */
-    flush: engine.flush
+    flush: engine.flush,
+    /** Events sent and retried so far. */
+    stats: engine.stats
   }
 }

@@ -1,16 +1,12 @@
 // Public types of the Shopify Web Pixels entry (`discovery-feedback/shopify`). The Standard API
 // and its events are Shopify's own types, from @shopify/web-pixels-extension.
 import type { ExtensionApi, ProductVariant } from '@shopify/web-pixels-extension'
-import type { FeedbackError } from '../shared/types'
+import type { CatalogIds, FeedbackError } from '../shared/types'
+
+export type { CatalogIds }
 
 /** The parts of the Standard API the pixel uses: what `register` hands an app pixel, or `api` in a custom pixel. */
 export type PixelApi = Pick<ExtensionApi, 'analytics' | 'browser' | 'init' | 'customerPrivacy'>
-
-/** SPEC's two ids of a product line, as the service's catalogue knows them. */
-export interface CatalogIds {
-  item_id: string
-  variant_item_id: string
-}
 
 export interface ShopifyOptions {
   /** Merchant API key, sent as `key` in every event. Required. */

@@ -1,4 +1,4 @@
-import { createAddons, DROPPED } from '../../src/browser/addons'
+import { createAddons } from '../../src/browser/addons'
 import type { Addon, Consent } from '../../src/browser/types'
 import { asFeedbackError, feedbackError } from '../../src/shared/error'
 import { followPageViews } from '../../src/shared/page-views'
@@ -41,12 +41,12 @@ export function recordingTracker(spies: HelperSpies = {}, { autoViewPage = true 
   const record = (event: EventName, input: unknown, taken: (properties: Record<string, unknown>) => void) => {
     if (event == 'view-page') input = { url: location.href, ref: '', width: 1, height: 1, ...(input as object) }
     const changed = addons.change(event, input)
-    if (changed == DROPPED) return addons.outcome(event, input, feedbackError(event, undefined, 'dropped by an add-on'))
+    if (!changed) return addons.outcome(event, input, feedbackError(event, undefined, 'dropped by an add-on'))
     let properties
     try {
-      properties = validate(event, changed)
+      properties = validate(event, changed.properties)
     } catch (caught) {
-      addons.outcome(event, changed, asFeedbackError(caught))
+      addons.outcome(event, changed.properties, asFeedbackError(caught))
       throw caught
     }
     taken(properties)

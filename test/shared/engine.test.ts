@@ -1,22 +1,28 @@
 // @vitest-environment node
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import { createEngine, type Queued, type Request } from '../../src/shared/engine'
+import { createEngine, type EngineRequest, type Queued } from '../../src/shared/engine'
 import { createMemoryStore } from '../../src/shared/memory-store'
 
 type Entry = Queued & { name: string }
 
 /**
- * An engine over a memory store whose transport makes one request per entry and answers only
- * when the test says: `answer(status)` answers the oldest request still open.
+ * An engine over a memory store whose transport makes one request per entry (an entry named
+ * 'huge…' is too large for any) and answers only when the test says: `answer(status)` answers
+ * the oldest request still open.
  */
 function harness(options: { most?: number; probeFirst?: boolean; interval?: number; batch?: number } = {}) {
   const store = createMemoryStore<Entry>()
-  const open: { request: Request<Entry>; resolve: (status: number) => void }[] = []
+  const open: { request: EngineRequest<Entry>; resolve: (status: number) => void }[] = []
   const posted: string[][] = []
   const drop = vi.fn()
-  const counts = { sent: 0, retried: 0 }
-  const engine = createEngine<Entry, Request<Entry>>(store, {
-    take: (waiting, most) => waiting.slice(0, most).map((entry) => ({ body: entry.name, entries: [entry], bytes: entry.name.length })),
+  const engine = createEngine<Entry, EngineRequest<Entry>>(store, {
+    take(waiting, most, oversized) {
+      waiting.filter((entry) => entry.name.startsWith('huge')).forEach(oversized)
+      return waiting
+        .filter((entry) => !entry.name.startsWith('huge'))
+        .slice(0, most)
+        .map((entry) => ({ body: entry.name, entries: [entry], bytes: entry.name.length }))
+    },
     post(request) {
       posted.push(request.entries.map((entry) => entry.name))
       return new Promise((resolve) => open.push({ request, resolve: (status) => resolve({ status }) }))
@@ -25,7 +31,6 @@ function harness(options: { most?: number; probeFirst?: boolean; interval?: numb
     interval: options.interval ?? 1000,
     batch: options.batch,
     probeFirst: options.probeFirst,
-    counts,
     drop
   })
   const add = (...names: string[]) => {
@@ -39,7 +44,7 @@ function harness(options: { most?: number; probeFirst?: boolean; interval?: numb
     open.shift()!.resolve(status)
     await vi.advanceTimersByTimeAsync(0)
   }
-  return { store, engine, open, posted, drop, counts, add, answer }
+  return { store, engine, open, posted, drop, counts: () => engine.stats(), add, answer }
 }
 
 beforeEach(() => {
@@ -97,7 +102,7 @@ describe('the sender engine', () => {
     expect(posted).toHaveLength(4)
     await vi.advanceTimersByTimeAsync(1)
     expect(open).toHaveLength(1)
-    expect(counts.retried).toBe(4)
+    expect(counts().retried).toBe(4)
     // The collector answers: the rest goes, three at a time.
     await answer(204)
     await vi.advanceTimersByTimeAsync(1000)
@@ -122,7 +127,7 @@ describe('the sender engine', () => {
     expect(flushed).toBe(false)
     await answer(204)
     expect(flushed).toBe(true)
-    expect(counts.sent).toBe(3)
+    expect(counts().sent).toBe(3)
     add('d')
     flushed = false
     engine.flush().then(() => (flushed = true))
@@ -142,8 +147,10 @@ describe('the sender engine', () => {
     expect(drop).toHaveBeenCalledTimes(1)
     expect(drop).toHaveBeenCalledWith([expect.objectContaining({ name: 'refused' })], 'rejected', 'the collector answered 400')
     expect(store.entries.map((entry) => entry.name)).toEqual(['timeout', 'limited', 'failed'])
-    engine.tooLarge(store.entries[0])
-    expect(drop).toHaveBeenLastCalledWith([expect.objectContaining({ name: 'timeout' })], 'too_large')
-    expect(store.entries).toHaveLength(2)
+    // Too large for any request: dropped by the engine when a request would take it, and gone.
+    add('huge')
+    engine.wake()
+    expect(drop).toHaveBeenLastCalledWith([expect.objectContaining({ name: 'huge' })], 'too_large')
+    expect(store.entries.map((entry) => entry.name)).not.toContain('huge')
   })
 })

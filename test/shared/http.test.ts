@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { createBackoff, outcomeOf, retryAfterMs, withSendTime } from '../../src/shared/http'
+import { createBackoff, verdictOf, retryAfterMs, withSendTime } from '../../src/shared/http'
 
 afterEach(() => {
   vi.useRealTimers()
@@ -7,9 +7,9 @@ afterEach(() => {
 
 describe('the HTTP policy both senders follow', () => {
   it('reads a status as delivered, refused for good, or worth a retry', () => {
-    expect([200, 204, 299].map(outcomeOf)).toEqual(['delivered', 'delivered', 'delivered'])
-    expect([400, 401, 403, 404, 413, 499].map(outcomeOf)).toEqual(Array(6).fill('refused'))
-    expect([0, 408, 429, 500, 503, 302].map(outcomeOf)).toEqual(Array(6).fill('retry'))
+    expect([200, 204, 299].map(verdictOf)).toEqual(['delivered', 'delivered', 'delivered'])
+    expect([400, 401, 403, 404, 413, 499].map(verdictOf)).toEqual(Array(6).fill('rejected'))
+    expect([0, 408, 429, 500, 503, 302].map(verdictOf)).toEqual(Array(6).fill('retry'))
   })
 
   it('reads Retry-After in seconds or as a date, and nothing else', () => {

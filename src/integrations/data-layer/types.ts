@@ -1,6 +1,8 @@
 // Public types of the GA4 data-layer bridge (`bridgeDataLayer`, docs/guide/ga4-data-layer.md).
 import type { Tracker } from '../../browser/types'
-import type { FeedbackError } from '../../shared/types'
+import type { CatalogIds, FeedbackError } from '../../shared/types'
+
+export type { CatalogIds }
 
 /** An item of a GA4 e-commerce event, as Google documents it; every field may be missing or wrong on a real page. */
 export interface Ga4Item {
@@ -16,12 +18,6 @@ export interface Ga4Item {
   /** Discount of one unit. */
   discount?: number | string
   [parameter: string]: unknown
-}
-
-/** SPEC's catalogue ids of a GA4 item. */
-export interface CatalogIds {
-  item_id: string
-  variant_item_id: string
 }
 
 /** The GA4 events the bridge maps; every other event is left alone. */

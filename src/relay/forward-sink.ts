@@ -1,51 +1,8 @@
-import { MAX_BODY, pack } from '../shared/batch'
-import { createEngine, type Queued } from '../shared/engine'
+import { createEngine } from '../shared/engine'
 import { createMemoryStore } from '../shared/memory-store'
+import { batchRequests, postToService, specRequests, type Outgoing, type Waiting } from './forward-requests'
+import { SinkUnavailable } from './sink-unavailable'
 import type { DeadLetter, RelayEvent, Sink } from './types'
-
-/**
- * A sink's failure that says when to try again, which the relay passes on as Retry-After, and
- * which of the events did reach their destination before it failed: the relay marks those as
- * delivered, so that the sender's resend does not bring them a second time.
- */
-export class SinkUnavailable extends Error {
-  constructor(
-    message: string,
-    /** Milliseconds until the sink may take events again. */
-    readonly retryAfterMs: number,
-    /** Events of the failed call that were delivered all the same. */
-    readonly delivered: RelayEvent[] = []
-  ) {
-    super(message)
-    this.name = 'SinkUnavailable'
-  }
-}
-
-// The part of Node's file module the file sink uses: the package needs no @types/node.
-type FileHandle = { appendFile(data: string): Promise<void> }
-type FileModule = { open(path: string, flags: string): Promise<FileHandle> }
-
-/**
- * Appends each accepted event as one line of an NDJSON file, resolving once the lines are
- * written. Writes go one after another through one file handle, so that lines of two batches
- * never interleave. Node only: the file module is loaded on first use, so the relay's entry
- * still loads on platforms without it. Any objects go as they are: it serves as a dead-letter
- * sink too.
- */
-export function fileSink(path: string): Sink<object> {
-  let handle: Promise<FileHandle> | undefined
-  let turn: Promise<unknown> = Promise.resolve()
-  return (events) => {
-    const write = turn.then(async () => {
-      // A specifier in a variable: bundlers for platforms without files leave it alone.
-      const module = 'node:fs/promises'
-      handle ||= (import(module) as Promise<FileModule>).then((fs) => fs.open(path, 'a'))
-      await (await handle).appendFile(events.map((event) => JSON.stringify(event) + '\n').join(''))
-    })
-    turn = write.catch(() => {})
-    return write
-  }
-}
 
 export interface ForwardSinkOptions {
   /** The service's event route. SPEC does not show it; the service's documentation does. */
@@ -79,98 +36,6 @@ export interface ForwardSinkOptions {
 // no more than 16 requests at once from an instance. A shop that needs more raises it.
 const SPEC_IN_FLIGHT = 16
 const BATCH_IN_FLIGHT = 4
-
-/** An event waiting for a request, and how to tell its call what became of it. */
-type Waiting = Queued & { event: RelayEvent; tell: (error?: Error) => void }
-
-/**
- * A request ready to go: its body and headers, the events it carries, and their error should the
- * service refuse it, with the message the service gave (`message`, once answered).
- */
-interface Outgoing {
-  body: string
-  bytes: number
-  headers: Record<string, string>
-  entries: Waiting[]
-  refusal: (status: number, message: string) => Error
-  message?: string
-}
-
-/** SPEC's envelope ("Generic event structure") and nothing else: the relay's times and the event id left out, the clock's error corrected. */
-const specEnvelope = (event: RelayEvent, key: string | undefined) => ({
-  event: event.event,
-  properties: event.properties,
-  key: key || event.key,
-  t_client: event.t_corrected,
-  user: event.user
-})
-
-/** The envelope for a collector of this package's protocol: its event id kept for deduplication, the relay's times taken out, the clock's error corrected. */
-const batchEnvelope = ({ received_at, t_corrected, ...event }: RelayEvent, key: string | undefined) => ({
-  ...event,
-  key: key || event.key,
-  t_client: t_corrected
-})
-
-/** Each waiting event as a request of its own (format 'spec'), the oldest first. */
-const specRequests = (waiting: Waiting[], most: number, key: string | undefined, headers: Record<string, string>) =>
-  waiting.slice(0, most).map((entry) => specRequest(entry, key, headers))
-
-function specRequest(entry: Waiting, key: string | undefined, headers: Record<string, string>): Outgoing {
-  const envelope = specEnvelope(entry.event, key)
-  const name = entry.event.event + (entry.event.event_id ? ' ' + entry.event.event_id : '')
-  return {
-    body: JSON.stringify(envelope),
-    bytes: 0,
-    // SPEC "General rules" 2 and "Authentication" 2: JSON, and the body's key again as X-Key.
-    headers: { ...headers, 'content-type': 'application/json', 'x-key': envelope.key },
-    entries: [entry],
-    refusal: (status, message) => new Error('the service refused ' + name + ' with ' + status + (message ? ': ' + message : ''))
-  }
-}
-
-/**
- * What waited, in JSON arrays of at most 60 KiB, one per free request (format 'batch'): events
- * that waited for a free request go together. An event too large for any is given up at once.
- */
-function batchRequests(
-  waiting: Waiting[],
-  most: number,
-  key: string | undefined,
-  headers: Record<string, string>,
-  giveUp: (entry: Waiting) => void
-): Outgoing[] {
-  const packed = waiting.map((source) => ({ event: batchEnvelope(source.event, key), source }))
-  return pack(packed, MAX_BODY, ({ source }) => giveUp(source), most).map((body) => ({
-    body: body.body,
-    bytes: body.bytes,
-    headers: { 'content-type': 'application/json', ...headers },
-    entries: body.entries.map(({ source }) => source),
-    refusal: (status) => new Error('the service refused the batch: ' + status)
-  }))
-}
-
-/** What the service answered: status 0 when nothing came within `timeout`; the message of SPEC's error shape ("Errors"), if any. */
-async function post(url: string, request: Outgoing, timeout: number) {
-  try {
-    const response = await fetch(url, { method: 'POST', headers: request.headers, body: request.body, signal: AbortSignal.timeout(timeout) })
-    const text = await response.text().catch(() => '')
-    return { status: response.status, retryAfter: response.headers.get('retry-after'), message: response.ok ? '' : errorMessage(text) }
-  } catch {
-    // No answer in time: a failure like a 503.
-    return { status: 0, retryAfter: null, message: '' }
-  }
-}
-
-/** `error.message` of a body in SPEC's error shape; '' for any other body. */
-function errorMessage(text: string): string {
-  try {
-    const message = JSON.parse(text)?.error?.message
-    return typeof message == 'string' ? message : ''
-  } catch {
-    return ''
-  }
-}
 
 /**
  * The failure of a call as the relay hears it: SinkUnavailable, naming what got through, once
@@ -239,15 +104,12 @@ export function forwardSink(options: ForwardSinkOptions): ForwardSink {
     store.remove(entries)
     entries.forEach((entry) => entry.tell(error))
   }
-  const unavailable = () => new SinkUnavailable('the service is backed off after a failure', Math.max(0, engine.backoff.resumeAt() - Date.now()))
+  const unavailable = () => new SinkUnavailable('the service is backed off after a failure', Math.max(0, engine.resumeAt() - Date.now()))
 
   const engine = createEngine<Waiting, Outgoing>(store, {
-    take: (waiting, most) =>
-      format == 'spec'
-        ? specRequests(waiting, most, key, headers)
-        : batchRequests(waiting, most, key, headers, (entry) => tell([entry], new Error('an event is too large to forward'))),
+    take: (waiting, most, oversized) => (format == 'spec' ? specRequests(waiting, most, key, headers) : batchRequests(waiting, most, key, headers, oversized)),
     async post(request) {
-      const answer = await post(url, request, timeout)
+      const answer = await postToService(url, request, timeout)
       request.message = answer.message
       return answer
     },
@@ -270,9 +132,11 @@ export function forwardSink(options: ForwardSinkOptions): ForwardSink {
     most: options.maxInFlight ?? (format == 'spec' ? SPEC_IN_FLIGHT : BATCH_IN_FLIGHT),
     interval: 0,
     probeFirst: true,
-    counts: { sent: 0, retried: 0 },
-    // A refusal is told by `answered`, with the service's message.
-    drop: () => {}
+    // An event too large for any request is given up at once; a refusal is told by `answered`,
+    // with the service's own message and, in format 'spec', the event's name.
+    drop: (entries, reason) => {
+      if (reason == 'too_large') tell(entries, new Error('an event is too large to forward'))
+    }
   })
 
   const withdraw = (mine: Set<Waiting>) => {
@@ -286,7 +150,7 @@ export function forwardSink(options: ForwardSinkOptions): ForwardSink {
     // A dead letter is no SPEC envelope: only a collector of arrays takes it.
     if (format == 'spec' && typeof events[0].event != 'string')
       return Promise.reject(new TypeError("discovery-feedback: relay: dead letters go by forwardSink's format 'batch'"))
-    if (Date.now() < engine.backoff.resumeAt()) return Promise.reject(unavailable())
+    if (Date.now() < engine.resumeAt()) return Promise.reject(unavailable())
     return new Promise<void>((resolve, reject) => {
       callEntries(events, timeout, withdraw, (failure) => (failure ? reject(failure) : resolve())).forEach(store.add)
       engine.send()
