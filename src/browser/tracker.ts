@@ -84,8 +84,10 @@ export function createTracker(options: TrackerOptions): Tracker {
     }
     if (consent == 'denied') return addons.outcome(event, properties, feedbackError(event, undefined, 'not tracked: consent denied'))
     // SPEC "Event kinds": a click-item is sent along with add-to-cart, whichever way it is
-    // tracked. Its rules pick its fields out of the add-to-cart's, which passed stricter ones.
-    if (event == 'add-to-cart') push('click-item', validate('click-item', properties))
+    // tracked, and goes the way of every event: the add-ons hear it, may change or drop it, and
+    // hear its outcome. Its rules pick its fields out of the add-to-cart's, which passed
+    // stricter ones.
+    if (event == 'add-to-cart') track('click-item', validate('click-item', properties))
     addons.outcome(event, properties, push(event, properties))
     if (event == 'view-page') {
       lastUrl = properties.url as string

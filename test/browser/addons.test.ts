@@ -4,7 +4,7 @@ import { ENDPOINT, isolateEachTest, make, network, setVisibility } from '../supp
 import { quietConsole } from '../support/console'
 import { installStub, runScriptTag } from '../support/script-tags'
 
-// The contract of tracker.use(addon), README "Extending the tracker".
+// The contract of tracker.use(addon), docs/guide/extending.md.
 
 const click = { rid: 's-1', item_id: '42', variant_item_id: '421' }
 
@@ -345,5 +345,36 @@ describe("the script tag's 'use' command", () => {
     global.discoveryFeedback('use', recorder('late', log))
     global.discoveryFeedback('click-item', click)
     expect(log).toEqual(['late view undefined', 'late consent granted', 'late event click-item', 'late outcome click-item'])
+  })
+})
+
+describe('the click-item that goes along with an add-to-cart', () => {
+  const cart = { rid: 's-1', item_id: '42', variant_item_id: '421', quantity: 2 }
+
+  it('goes the way of every event: the add-ons hear it and its outcome, before the add-to-cart', () => {
+    const net = network()
+    const tracker = make()
+    const log: string[] = []
+    tracker.use(recorder('addon', log))
+    log.splice(0)
+    tracker.addToCart(cart)
+    tracker.flush()
+    expect(log).toEqual(['addon event add-to-cart', 'addon event click-item', 'addon outcome click-item', 'addon outcome add-to-cart'])
+    expect(net.events().map((event) => event.event)).toEqual(['click-item', 'add-to-cart'])
+  })
+
+  it('an add-on may drop it, and the add-to-cart still goes', () => {
+    const net = network()
+    const tracker = make()
+    const { heard, addon } = outcomes()
+    tracker.use({ event: (event) => (event == 'click-item' ? false : undefined) })
+    tracker.use(addon)
+    tracker.addToCart(cart)
+    tracker.flush()
+    expect(heard.map(({ event, error }) => event + (error ? ': ' + error.message : ''))).toEqual([
+      'click-item: discovery-feedback: click-item: dropped by an add-on',
+      'add-to-cart'
+    ])
+    expect(net.events().map((event) => event.event)).toEqual(['add-to-cart'])
   })
 })
