@@ -87,7 +87,8 @@ export function createServerTracker(options: ServerTrackerOptions): ServerTracke
         throw error
       }
       store.add(entry)
-      const count = engine.waiting()
+      // Those a request carries are not counted: they are on their way.
+      const count = store.entries.filter((waiting) => !waiting.sending).length
       if (count > maxQueuedEvents) overflow(count - maxQueuedEvents)
       // A full batch leaves within this call: a burst's first request starts before it ends.
       if (count >= maxBatchEvents) engine.send()

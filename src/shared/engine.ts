@@ -268,8 +268,6 @@ export function createEngine<E extends Queued, R extends EngineRequest<E>>(store
       inFlight.forEach((request) => transport.cancel?.(request))
       inFlight.clear()
     },
-    /** Entries that wait for a request: those a request carries are not counted. */
-    waiting: () => store.entries.filter((entry) => !entry.sending).length,
     /** When the backoff lets the next request go (ms since epoch; 0 or past when it does now). */
     resumeAt: () => backoff.resumeAt(),
     /** The keepalive bytes the requests in flight hold (shared/keepalive.ts). */
