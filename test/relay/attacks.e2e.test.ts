@@ -1,28 +1,16 @@
 // @vitest-environment node
 // The relay as an attacker meets it: over real HTTP, two instances sharing a real redis-server,
 // the attacks that once worked, each now answered. Each test names the attack it replays.
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { beforeEach, describe, expect, it } from 'vitest'
 import { createRelay, redisStore, toNodeHandler, type RelayEvent, type RelayOptions } from '../../src/relay'
 import { createServerTracker } from '../../src/server'
 import { orderEventId } from '../../src/shared/order-event-id'
-import { connectClient, startRedis, type RedisServer } from './redis-server'
+import { redisForTestFile } from './redis-server'
 import { recordingSink, serve } from './support'
 
 const SECRET = 'the-shops-server-secret-0123456789'
-let redis: RedisServer
-let client: Awaited<ReturnType<typeof connectClient>>
+const shared = redisForTestFile()
 let prefixes = 0
-const servers: { close(): Promise<void> }[] = []
-
-beforeAll(async () => {
-  redis = await startRedis()
-  client = await connectClient(redis)
-})
-afterAll(async () => {
-  for (const server of servers) await server.close()
-  await client?.destroy()
-  await redis?.close()
-})
 
 /** Two relay instances on their own ports over one Redis (a fresh prefix per test), and the sink they share. */
 async function relays(options: Partial<RelayOptions> = {}) {
@@ -32,14 +20,14 @@ async function relays(options: Partial<RelayOptions> = {}) {
     createRelay({
       keys: ['SHOP_A', 'SHOP_B'],
       sink: recorded.sink,
-      store: redisStore(client, { prefix }),
+      store: redisStore(shared.client(), { prefix }),
       serverSecrets: [SECRET],
       trustProxy: 1,
       bots: 'keep',
       ...options
     })
   const started = [await serve(toNodeHandler(make())), await serve(toNodeHandler(make()))]
-  servers.push(...started)
+  shared.servers.push(...started)
   return { recorded, urls: started.map((server) => server.origin + '/df/events'), prefix }
 }
 
@@ -176,7 +164,7 @@ describe('a flood', () => {
     expect([...recorded.counts().values()].every((count) => count == 1)).toBe(true)
     expect(recorded.events()).toHaveLength(602)
     // The store holds the ids of what was taken, and nothing of what was refused.
-    const keys = (await client.sendCommand(['KEYS', prefix + '{df}:*'])) as string[]
+    const keys = (await shared.client().sendCommand(['KEYS', prefix + '{df}:*'])) as string[]
     expect(keys).toHaveLength(602)
   })
 })

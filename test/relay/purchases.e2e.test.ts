@@ -4,11 +4,11 @@
 // and against one relay with memoryStore(); each attack is followed by the real purchases, which
 // must reach the sink once, unmarked. Then the agents a bot list flags: a purchase is kept.
 import { stringify } from 'qs'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { createRelay, memoryStore, redisStore, toNodeHandler, type DeliveryStore, type RelayEvent, type RelayOptions } from '../../src/relay'
 import { eventKey, orderKeys, ownerOf } from '../../src/relay/dedupe'
 import { orderEventId } from '../../src/shared/order-event-id'
-import { connectClient, startRedis, type RedisServer } from './redis-server'
+import { redisForTestFile } from './redis-server'
 import { recordingSink, serve } from './support'
 
 const KEY = 'SHOP_A'
@@ -16,28 +16,16 @@ const CHROME = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KH
 const HEADLESS = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/131.0.0.0 Safari/537.36'
 const GOOGLEBOT = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)'
 
-let redis: RedisServer
-let client: Awaited<ReturnType<typeof connectClient>>
+const shared = redisForTestFile()
 let prefixes = 0
-const servers: { close(): Promise<void> }[] = []
-
-beforeAll(async () => {
-  redis = await startRedis()
-  client = await connectClient(redis)
-})
-afterAll(async () => {
-  for (const server of servers) await server.close()
-  await client?.destroy()
-  await redis?.close()
-})
 
 /** Relays on their own ports over one store, and the sink they share: two instances on Redis (a fresh prefix each time), one on memoryStore(). */
 async function relays(kind: 'redis' | 'memory', options: Partial<RelayOptions> = {}) {
   const recorded = recordingSink()
-  const shared: DeliveryStore = kind == 'redis' ? redisStore(client, { prefix: `purchases${++prefixes}:` }) : memoryStore()
-  const make = () => createRelay({ keys: [KEY], sink: recorded.sink, store: shared, ...options })
+  const store: DeliveryStore = kind == 'redis' ? redisStore(shared.client(), { prefix: `purchases${++prefixes}:` }) : memoryStore()
+  const make = () => createRelay({ keys: [KEY], sink: recorded.sink, store, ...options })
   const started = kind == 'redis' ? [await serve(toNodeHandler(make())), await serve(toNodeHandler(make()))] : [await serve(toNodeHandler(make()))]
-  servers.push(...started)
+  shared.servers.push(...started)
   const urls = started.map((server) => server.origin + '/df/events')
   return { recorded, urls, url: (index: number) => urls[index % urls.length] }
 }

@@ -7,6 +7,7 @@ import { connect, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createClient } from 'redis'
+import { afterAll, beforeAll } from 'vitest'
 
 export const REDIS_SERVER = '/usr/bin/redis-server'
 
@@ -125,4 +126,25 @@ export async function connectClient(redis: RedisServer) {
   client.on('error', () => {})
   await client.connect()
   return client
+}
+
+/**
+ * For a test file whose relays share one redis-server: it starts before the file's tests, with
+ * a connected client, and stops after them, closing first the HTTP servers the tests listed in
+ * `servers`. Read `redis()` and `client()` inside the tests.
+ */
+export function redisForTestFile() {
+  let redis: RedisServer | undefined
+  let client: Awaited<ReturnType<typeof connectClient>> | undefined
+  const servers: { close(): Promise<void> }[] = []
+  beforeAll(async () => {
+    redis = await startRedis()
+    client = await connectClient(redis)
+  })
+  afterAll(async () => {
+    for (const server of servers) await server.close()
+    await client?.destroy()
+    await redis?.close()
+  })
+  return { redis: () => redis!, client: () => client!, servers }
 }
