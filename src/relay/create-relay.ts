@@ -137,7 +137,8 @@ export function createRelay(options: RelayOptions): Relay {
 
   /** CORS headers for a request's Origin: its own origin needs none; others only if listed. */
   const cors = (request: Request): Record<string, string> => {
-    // '*' is the same answer for everyone, so it goes on every response, as README's collector protocol asks.
+    // '*' is the same answer for everyone, so it goes on every response, as the collector
+    // protocol asks (docs/reference/collector-protocol.md, CORS).
     if (origins == '*') return { 'access-control-allow-origin': '*', 'access-control-expose-headers': 'Retry-After' }
     const origin = request.headers.get('origin')
     if (!origin || !origins) return {}
@@ -145,10 +146,10 @@ export function createRelay(options: RelayOptions): Relay {
   }
 
   /**
-   * The uid cookie renewed from the server, so Safari does not cap it at 7 days (README
-   * "Safari's 7-day cookie cap"). Only a cookie the request carried is renewed: the tracker
-   * that wrote it had consent to store it, and a tracker that keeps its ids in memory, or just
-   * deleted them (logout, consent withdrawn), sends none.
+   * The uid cookie renewed from the server, so Safari does not cap it at 7 days
+   * (docs/reference/privacy.md, "Safari's 7-day cookie cap"). Only a cookie the request carried
+   * is renewed: the tracker that wrote it had consent to store it, and a tracker that keeps its
+   * ids in memory, or just deleted them (logout, consent withdrawn), sends none.
    */
   const setCookie = (request: Request): Record<string, string> => {
     const uid = uidFromCookieHeader(request.headers.get('cookie'))
@@ -246,7 +247,8 @@ export function createRelay(options: RelayOptions): Relay {
       return json(503, failure('the sink is unavailable'), { ...headers, 'retry-after': String(Math.max(1, wait)) })
     }
     // Delivered: the sink has them, whatever the store says next. A store that fails here is
-    // the window README names: the ids are not marked, and a resend would reach the sink again.
+    // a window docs/guide/relay.md names ("What each failure costs"): the ids are not marked, and
+    // a resend would reach the sink again.
     await claims.delivered(fresh).catch(report)
   }
 
