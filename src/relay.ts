@@ -1,5 +1,5 @@
 export { createRelay } from './relay/create-relay'
-export { memoryStore } from './relay/memory-store'
+export { memoryStore } from './relay/memory-delivery-store'
 export { redisStore } from './relay/redis-store'
 export type { RedisClient, RedisStoreOptions } from './relay/redis-store'
 export { fileSink } from './relay/file-sink'

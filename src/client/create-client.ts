@@ -1,7 +1,6 @@
 import { discoveryError } from './error'
-import { queryString } from './query-string'
+import { jsonpRequest, postRequest } from './transports'
 import { untilUser } from './until-user'
-import { encode } from '../shared/json'
 import { remember, ridFor } from '../shared/rids'
 import type { ClientOptions, DiscoveryClient, DiscoveryError, LinkedTracker, RequestOptions } from './types'
 import type { Addon, Tracker } from '../browser/types'
@@ -59,8 +58,6 @@ function link(tracker: Tracker | undefined): LinkedTracker | undefined {
 /** One id, or several joined by commas, as a path segment. */
 const pathSegment = (ids: string | string[]) => (Array.isArray(ids) ? ids : [ids]).map(encodeURIComponent).join(',')
 
-let jsonpCount = 0
-
 /** Creates a typed client for SPEC's discovery routes. */
 export function createClient(options: ClientOptions & { tracker: Tracker }): DiscoveryClient & { readonly tracker: LinkedTracker }
 export function createClient(options: ClientOptions): DiscoveryClient
@@ -86,10 +83,7 @@ export function createClient(options: ClientOptions): DiscoveryClient {
     return untilUser(() => userOf(body), timeout, requestOptions.signal).then(() => sendNow(route, body, requestOptions))
   }
 
-  /**
-   * Sends a request as it is now. The two transports stay inside: as functions of their own they
-   * measured 34 B more in the tag.
-   */
+  /** Sends a request as it is now: by JSONP or by a POST, bounded by the timeout, cancelled by the caller's signal. */
   function sendNow<Answer>(route: string, body: object | undefined, { signal }: RequestOptions): Promise<Answer> {
     const fail = (kind: DiscoveryError['kind'], message: string, status?: number) =>
       discoveryError(route + ': ' + message + (status ? ' (HTTP ' + status + ')' : ''), { kind, route, status })
@@ -103,44 +97,7 @@ export function createClient(options: ClientOptions): DiscoveryClient {
     // One controller per request: concurrent requests never cancel each other.
     const controller = new AbortController()
     const own = controller.signal
-    // The HTTP status of an answer that is not a success.
-    let status: number | undefined
-    let answer: Promise<any>
-    if (options.jsonp) {
-      // GET with a callback, for services reached by a script element (SPEC "General rules" 3).
-      // A script element sends no headers: the key goes in the query beside the fields, in the
-      // encoding of the service's own SDK. Encoded before the promise, so that a field the query
-      // cannot hold throws here, as it does for a POST.
-      jsonpCount += 1
-      const callback = '__discoveryFeedback' + jsonpCount
-      const src = base + route + '?' + queryString({ ...payload, key, callback })
-      const callbacks = globalThis as Record<string, unknown>
-      const script = document.createElement('script')
-      answer = new Promise((resolve, reject) => {
-        callbacks[callback] = resolve
-        // Either way an event, which the catch below reads: a script that did not load as no
-        // answer (an event has no message), a cancel as its reason.
-        script.onerror = reject
-        own.onabort = reject
-        script.src = src
-        document.head.append(script)
-      }).finally(() => {
-        delete callbacks[callback]
-        script.remove()
-      })
-    } else {
-      answer = fetch(base + route, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-key': key },
-        body: encode(payload),
-        signal: own
-      }).then((response) => {
-        if (!response.ok) status = response.status
-        return response.json().catch(() => {
-          throw fail('http', 'the answer is not JSON', response.status)
-        })
-      })
-    }
+    const answer = options.jsonp ? jsonpRequest(base + route, payload, key, own) : postRequest(base + route, payload, key, own, fail)
     // Bounds and cancels the request once it has started, so that a request cancelled before
     // it began still settles, as cancelled.
     const timer = setTimeout(() => controller.abort(fail('timeout', 'no answer within ' + timeout + ' ms')), timeout)
@@ -150,7 +107,7 @@ export function createClient(options: ClientOptions): DiscoveryClient {
       else signal.addEventListener('abort', cancel)
     }
     return answer
-      .then((json) => {
+      .then(({ json, status }) => {
         if (json?.error) throw fail('api', json.error.message, status)
         if (status) throw fail('http', 'the service answered', status)
         // Linked again here: a script-tag tracker may have loaded while the request ran.

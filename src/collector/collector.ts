@@ -1,8 +1,8 @@
 // This is the reference collector: the first-party relay (docs/guide/relay.md) with a
 // file sink and a memory store, so that the collector the demo and `npx discovery-feedback
-// inspect` run and the relay a shop deploys are one code path. The relay speaks README
-// "Collector protocol"; what this file adds is the collector's own: the NDJSON file, the event
-// ids read back from it at start, and the messages the inspector shows.
+// inspect` run and the relay a shop deploys are one code path. The relay speaks the collector
+// protocol (docs/reference/collector-protocol.md); what this file adds is the collector's own:
+// the NDJSON file, the event ids read back from it at start, and the messages the inspector shows.
 import { closeSync, existsSync, mkdirSync, openSync, writeSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { nanoid } from 'nanoid'

@@ -12,7 +12,7 @@ const SKEW_MS = 60000
 /** Revenue may differ from its line items by rounding: up to 1 % of them, and at least 0.05. */
 const REVENUE_SHARE = 0.01
 const REVENUE_MIN = 0.05
-/** A view-page whose URL matches this is a product page's (README; `--product-pattern`). */
+/** A view-page whose URL matches this is a product page's (docs/guide/inspector.md; `--product-pattern`). */
 export const PRODUCT_URL = /\/products?\//
 
 // SPEC "Response meta object": a rid is a one-letter prefix, a hyphen, then a UUID-shaped value.

@@ -10,7 +10,7 @@ import type { ForwardSink } from './forward-sink'
 import type { DeliveryStore, Sink } from './types'
 
 /** What an event became: stored now, stored before, refused by the rules or the keys, or sent by a bot. */
-export type Outcome = 'accepted' | 'duplicate' | 'rejected' | 'bot'
+export type EventOutcome = 'accepted' | 'duplicate' | 'rejected' | 'bot'
 
 /** Why the relay answered 503: its sink failed, its store failed, or another request holds the events. */
 export type Unavailable = 'sink' | 'store' | 'held'
@@ -61,7 +61,7 @@ export function relayMetrics(relaySink: Sink) {
   for (const result of ['delivered', 'failed', 'dropped']) deadLetters.inc({ result }, 0)
 
   return {
-    events: (outcome: Outcome, count: number) => count && events.inc({ outcome }, count),
+    events: (outcome: EventOutcome, count: number) => count && events.inc({ outcome }, count),
     request: (status: number) => requests.inc({ status: String(status) }),
     unavailable: (reason: Unavailable) => unavailable.inc({ reason }),
     deadLetters: (result: DeadLetterResult, count: number) => deadLetters.inc({ result }, count),

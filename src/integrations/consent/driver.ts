@@ -6,8 +6,8 @@ import type { Consent, ConsentTarget } from './types'
  * changes nothing), nothing after the adapter was stopped, and a target that throws (a page's
  * own wrapper around the command function) never throwing into the banner's code that called.
  *
- * "Once" is measured against the tracker's own state, which its `consent` hook tells (README
- * "Extending the tracker"): the shop may set consent itself, and a banner that then says again
+ * "Once" is measured against the tracker's own state, which its `consent` hook tells
+ * (docs/guide/extending.md): the shop may set consent itself, and a banner that then says again
  * what it said before must still be heard. Otherwise a shop's own "deny" followed by the
  * shopper granting again in the banner would leave the tracker denied, and a shop's own
  * "grant" followed by the shopper withdrawing would leave it sending. A target without `use`

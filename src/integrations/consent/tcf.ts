@@ -1,9 +1,8 @@
 // IAB TCF v2.2 → the tracker's consent, through the page's CMP API (`window.__tcfapi`).
-import { feedbackError, reporter } from '../../shared/error'
-import { describe } from '../../shared/rules'
 import { consentDriver } from './driver'
+import { tcfDecision, type TCData } from './tcf-decision'
 import { framedTcfApi, type FramedTcfApi, type TcfApi } from './tcf-frame'
-import type { Consent, ConsentTarget, StopFollowing } from './types'
+import type { ConsentTarget, StopFollowing } from './types'
 
 export interface TcfOptions {
   /**
@@ -36,21 +35,6 @@ export interface TcfOptions {
   timeout?: number
 }
 
-/** The fields of the CMP API's TCData that decide (CMP API v2, "TCData"). */
-interface TCData {
-  gdprApplies?: boolean
-  eventStatus?: string
-  listenerId?: number
-  purposeOneTreatment?: boolean
-  purpose?: { consents?: Record<number, boolean> }
-  vendor?: { consents?: Record<number, boolean> }
-  publisher?: {
-    consents?: Record<number, boolean>
-    /** Restriction types by purpose, then by vendor id: 0 not allowed, 1 consent only, 2 legitimate interest only. */
-    restrictions?: Record<number, Record<number, number> | undefined>
-  }
-}
-
 /** The field of the CMP API's PingReturn that says whether the CMP itself, not only its stub, answers. */
 interface PingReturn {
   cmpStatus?: string
@@ -64,20 +48,6 @@ const ASK_EVERY = 1000
 // many lost ones the frame stops asking (see ask below).
 const LOST_AFTER = 5000
 const MAX_LOST = 3
-
-const DEFAULT_PURPOSES = [1, 8]
-const isPurposeId = (id: unknown) => Number.isInteger(id) && (id as number) >= 1 && (id as number) <= 11
-
-/** The purposes to require: the shop's, or the default when they are no list of TCF purpose ids. */
-function purposesOf(given: unknown): number[] {
-  if (given === undefined) return DEFAULT_PURPOSES
-  if (Array.isArray(given) && given.length && given.every(isPurposeId)) return given
-  // An empty list would grant with nothing consented.
-  reporter(undefined)(
-    feedbackError('tcfConsent', 'purposes', 'must be a non-empty array of TCF purpose ids (1 to 11), got ' + describe(given) + ': [1, 8] are required instead')
-  )
-  return DEFAULT_PURPOSES
-}
 
 /**
  * Follows an IAB TCF v2.2 CMP and drives `tracker.consent()`: `'pending'` at once, then
@@ -105,8 +75,7 @@ function purposesOf(given: unknown): number[] {
 export function tcfConsent(tracker: ConsentTarget, options: TcfOptions = {}): StopFollowing {
   if (typeof window == 'undefined') return () => {}
   const page = window as Window & { __tcfapi?: TcfApi }
-  const purposes = purposesOf(options.purposes)
-  const source = options.source || 'purpose'
+  const decide = tcfDecision(options)
   const timeout = options.timeout ?? 10000
 
   const driver = consentDriver(tracker)
@@ -121,31 +90,6 @@ export function tcfConsent(tracker: ConsentTarget, options: TcfOptions = {}): St
   let lost = 0
   // Stopped while a question was in flight: the frame's listener waits for its answer, this long at most.
   let closing: ReturnType<typeof setTimeout> | undefined
-
-  /** The purposes that must have consent for this answer. */
-  const neededFor = (data: TCData) => {
-    // Purpose 1 is not disclosed under purposeOneTreatment, so it has no consent to read; but
-    // something consented is always required.
-    const withoutOne = purposes.filter((id) => id != 1)
-    return data.purposeOneTreatment === true && !options.requirePurposeOne && withoutOne.length ? withoutOne : purposes
-  }
-
-  /** Whether the publisher allows the vendor a purpose on consent: restriction 0 forbids it, 2 allows legitimate interest only. */
-  const restricted = (data: TCData, purpose: number) => {
-    const type = options.vendorId == null ? undefined : data.publisher?.restrictions?.[purpose]?.[options.vendorId]
-    return type === 0 || type === 2
-  }
-
-  const decide = (data: TCData): Consent | undefined => {
-    if (data.gdprApplies === false) return 'granted'
-    if (data.eventStatus != 'tcloaded' && data.eventStatus != 'useractioncomplete') return
-    if (data.gdprApplies !== true) return
-    const consents = (source == 'publisher' ? data.publisher : data.purpose)?.consents || {}
-    const needed = neededFor(data)
-    const purposesOk = needed.every((id) => consents[id] === true && !restricted(data, id))
-    const vendorOk = options.vendorId == null || data.vendor?.consents?.[options.vendorId] === true
-    return purposesOk && vendorOk ? 'granted' : 'denied'
-  }
 
   const remove = () => {
     // Until the CMP has named the listener it cannot be removed: the listener does it when the name comes.
