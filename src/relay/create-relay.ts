@@ -108,7 +108,7 @@ export function createRelay(options: RelayOptions): Relay {
     else {
       settled(batch, metrics, dead, intake.key, receivedAt)
       notice('bot', droppedBots)
-      notice('refused', batch.rejected.length, batch.rejected[0]?.error)
+      notice('rejected', batch.rejected.length, batch.rejected[0]?.error)
     }
     return batchAnswer(batch, result, claims.held, { ...headers, ...renewCookie(request) })
   }

@@ -5,14 +5,14 @@
  */
 
 /** Why the relay drops events: a bot's agent (`bots: 'drop'`), the rules or the keys, or a server sender without a secret. */
-export type DropKind = 'bot' | 'refused' | 'unproven'
+export type DropKind = 'bot' | 'rejected' | 'unproven'
 
 const MINUTE = 60000
 
 const WHY: Record<DropKind, (count: number, example: string) => string> = {
   bot: (count) =>
     `dropped ${count} ${count == 1 ? 'event' : 'events'} of bots' user agents (bots: 'drop'; purchases are kept, marked bot; bots: 'keep' keeps all)`,
-  refused: (count, example) => `refused ${count} ${count == 1 ? 'envelope' : 'envelopes'} by the rules or the keys, such as: ${example}`,
+  rejected: (count, example) => `refused ${count} ${count == 1 ? 'envelope' : 'envelopes'} by the rules or the keys, such as: ${example}`,
   unproven: (count, example) => `refused ${count} ${count == 1 ? 'request' : 'requests'} of a server sender: ${example}`
 }
 

@@ -2,7 +2,7 @@ import { OUR_ID, UID_COOKIE } from './ids'
 
 /*
  * The uid cookie as a shop's server renews it: what both server-side writers share, the Node
- * helper identityCookie() (server/identity-cookie.ts) and the relay's answers (relay/create-relay.ts).
+ * helper identityCookie() (server/identity-cookie.ts) and the relay's answers (relay/uid-cookie-renewal.ts).
  */
 
 /**
