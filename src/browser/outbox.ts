@@ -4,7 +4,7 @@ import type { Unidentified } from '../shared/envelope'
 import type { Envelope } from '../shared/types'
 import { attempt } from '../shared/attempt'
 import { OUTBOX_PREFIX } from '../shared/ids'
-import type { DropReason } from '../shared/engine'
+import type { DropReason, Queued } from '../shared/engine'
 
 /**
  * A queued event: without its user while consent is pending (Unidentified). `wire` is its JSON
@@ -12,9 +12,8 @@ import type { DropReason } from '../shared/engine'
  * `handed` is when the page handed it to the browser on its way out (a beacon, or a request
  * still in flight as the page went): delivered in all likelihood, but unconfirmed.
  */
-export interface Entry extends Packed<Envelope | Unidentified> {
+export interface Entry extends Packed<Envelope | Unidentified>, Pick<Queued, 'sending'> {
   key?: string
-  sending?: boolean
   handed?: number
 }
 
