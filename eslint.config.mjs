@@ -8,7 +8,7 @@ import tseslint from 'typescript-eslint'
 // eslint-config-prettier turns off the rules that would argue with it.
 export default defineConfig(
   {
-    // test/integrations/woocommerce/*/: third-party plugins' published JavaScript, kept unmodified as fixtures.
+    // test/integrations/data-layer/woocommerce/*/: third-party plugins' published JavaScript, kept unmodified as fixtures.
     ignores: [
       'dist/',
       '**/node_modules/',
@@ -21,7 +21,7 @@ export default defineConfig(
       'temp/',
       'docs/.vitepress/cache/',
       'docs/.vitepress/dist/',
-      'test/integrations/woocommerce/*/'
+      'test/integrations/data-layer/woocommerce/*/'
     ]
   },
   js.configs.recommended,

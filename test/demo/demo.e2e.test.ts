@@ -141,7 +141,7 @@ describe('demo store in Chromium', () => {
     await fetch(demo.url + '/v3/feedback', { method: 'POST', body: JSON.stringify([{ event: 'click-item', key: 'demo-key' }]) })
     await inspector.waitForSelector('#events li[data-type="rejected"] .error', { timeout: 10000 })
     expect(await inspector.textContent('#events li[data-type="rejected"] .error')).toContain('click-item: properties must be an object')
-    // README's picture of the inspector comes from test/browser/inspector.test.ts.
+    // README's picture of the inspector comes from test/collector/inspector.e2e.test.ts.
     await inspector.screenshot({ path: join('test-results', 'inspector-feed.png') })
     expect(statSync(join('test-results', 'inspector-feed.png')).size).toBeGreaterThan(5000)
   })

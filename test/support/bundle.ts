@@ -45,8 +45,8 @@ export interface BundleOptions {
  * Bundles `code`, the text of an ES module, into one classic script (an IIFE), as a shop's
  * bundler or Shopify's CLI would build it for the browser. Relative imports resolve from
  * `options.from`, bare imports from node_modules/ with their browser builds first, and
- * TypeScript files are compiled on the way. For example, in a file of test/integrations/,
- * `bundleIife("export { tcfConsent } from '../../src/integrations/consent/tcf.ts'", { from: import.meta.url, name: 'adapters' })`.
+ * TypeScript files are compiled on the way. For example, in a file of test/integrations/consent/,
+ * `bundleIife("export { tcfConsent } from '../../../src/integrations/consent/tcf.ts'", { from: import.meta.url, name: 'adapters' })`.
  */
 export async function bundleIife(code: string, options: BundleOptions = {}): Promise<string> {
   // The entry has no file of its own. It gets a path beside `from`, which its relative imports

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, expect, it, vi } from 'vitest'
-import { bridgeDataLayer } from '../../src/integrations/data-layer/bridge'
+import { bridgeDataLayer } from '../../../src/integrations/data-layer/bridge'
 import { recordingTracker } from './recording-tracker'
 
 // A page loaded again from history, as a browser does when the back/forward cache could not keep

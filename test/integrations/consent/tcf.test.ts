@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import { tcfConsent } from '../../src/integrations/consent/tcf'
-import type { Consent } from '../../src/integrations/consent/types'
+import { tcfConsent } from '../../../src/integrations/consent/tcf'
+import type { Consent } from '../../../src/integrations/consent/types'
 
 const fakeTracker = () => {
   const calls: Consent[] = []

@@ -1,5 +1,5 @@
 // What the adapters' unit tests drive instead of a tracker: a consent() that records each state.
-import type { Consent, ConsentTarget } from '../../src/integrations/consent/types'
+import type { Consent, ConsentTarget } from '../../../src/integrations/consent/types'
 
 export function recordingTarget() {
   const states: Consent[] = []

@@ -1,9 +1,9 @@
 // @vitest-environment node
 import type { Page } from 'playwright-core'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { bundleIife } from '../support/bundle'
-import { chromiumSuite, leave, STUB, watch } from '../support/harness'
-import { sleep, waitFor } from '../support/wait'
+import { bundleIife } from '../../support/bundle'
+import { chromiumSuite, leave, STUB, watch } from '../../support/harness'
+import { sleep, waitFor } from '../../support/wait'
 import { COOKIEBOT, ONETRUST, SHOPIFY } from './banner-emulations'
 
 // One browser, page server and collector for the file; a fresh context and an empty collector per test.
@@ -12,7 +12,7 @@ let adapters: string
 
 /** The three adapters in one IIFE that puts them on `window.adapters`, as a shop's bundle would carry them. */
 const bundleAdapters = () =>
-  bundleIife(['onetrust', 'cookiebot', 'shopify-privacy'].map((name) => `export * from '../../src/integrations/consent/${name}.ts'`).join('\n'), {
+  bundleIife(['onetrust', 'cookiebot', 'shopify-privacy'].map((name) => `export * from '../../../src/integrations/consent/${name}.ts'`).join('\n'), {
     from: import.meta.url,
     name: 'adapters'
   })

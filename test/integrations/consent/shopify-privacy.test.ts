@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { shopifyConsent } from '../../src/integrations/consent/shopify-privacy'
+import { shopifyConsent } from '../../../src/integrations/consent/shopify-privacy'
 import { recordingTarget } from './banner-target'
 
 const page = window as any

@@ -2,12 +2,12 @@
 import { readFileSync } from 'node:fs'
 import { build } from 'esbuild'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import type { Envelope } from '../../src/index'
-import { launchEngine, type Engine, type EnginePage } from '../support/engines'
-import { startDemoCollector, startPages, STUB, whenQuiet } from '../support/harness'
+import type { Envelope } from '../../../src/index'
+import { launchEngine, type Engine, type EnginePage } from '../../support/engines'
+import { startDemoCollector, startPages, STUB, whenQuiet } from '../../support/harness'
 
 // The GA4 data-layer bridge with WooCommerce's two common GA4 plugins, their storefront
-// JavaScript as published (test/integrations/woocommerce/README.md names each file's source):
+// JavaScript as published (test/integrations/data-layer/woocommerce/README.md names each file's source):
 // GTM4WP 1.22.5 and Google Analytics for WooCommerce 2.1.7. What their PHP prints into the page
 // is written here as the PHP builds it (each constant names the function). The add-on is tagged
 // as README's snippet has it, with no data-value-includes-tax-and-shipping. What the reference

@@ -1,7 +1,7 @@
 import { vi } from 'vitest'
-import type { CommandFunction } from '../../src/index'
-import { ENDPOINT, type network } from '../support/helpers'
-import { runScriptTag } from '../support/script-tags'
+import type { CommandFunction } from '../../../src/index'
+import { ENDPOINT, type network } from '../../support/helpers'
+import { runScriptTag } from '../../support/script-tags'
 
 // A page in jsdom running the script tags as a browser runs files: the README's stub, the
 // tracker's file and the data-layer add-on, each with its data-* attributes.

@@ -3,10 +3,10 @@ import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import type { Frame, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { bundleIife, cycleWithin } from '../support/bundle'
-import { chromiumSuite, startPages, STUB, watch, whenQuiet } from '../support/harness'
-import { tcString } from '../support/tcf'
-import { sleep, waitFor } from '../support/wait'
+import { bundleIife, cycleWithin } from '../../support/bundle'
+import { chromiumSuite, startPages, STUB, watch, whenQuiet } from '../../support/harness'
+import { tcString } from '../../support/tcf'
+import { sleep, waitFor } from '../../support/wait'
 
 /*
  * The issue's three steps for Google Consent Mode and IAB TCF v2.2, in real Chromium: the
@@ -19,8 +19,8 @@ import { sleep, waitFor } from '../support/wait'
 // Bundled into one classic script exposing `window.consentAdapters`.
 const bundleAdapters = () =>
   bundleIife(
-    `export { googleConsentMode } from '../../src/integrations/consent/google-consent-mode.ts'
-export { tcfConsent } from '../../src/integrations/consent/tcf.ts'
+    `export { googleConsentMode } from '../../../src/integrations/consent/google-consent-mode.ts'
+export { tcfConsent } from '../../../src/integrations/consent/tcf.ts'
 export { CmpApi, CmpApiModel } from '@iabtechlabtcf/cmpapi'`,
     {
       from: import.meta.url,

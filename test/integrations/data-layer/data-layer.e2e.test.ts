@@ -1,10 +1,10 @@
 // @vitest-environment node
 import { createServer, type Server } from 'node:http'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import type { Envelope } from '../../src/index'
-import { ENGINES, FACTS, launchEngine, type Engine, type EnginePage } from '../support/engines'
-import { IMPORT_MAP, startDemoCollector, startPages, STUB, whenQuiet } from '../support/harness'
-import { waitFor } from '../support/wait'
+import type { Envelope } from '../../../src/index'
+import { ENGINES, FACTS, launchEngine, type Engine, type EnginePage } from '../../support/engines'
+import { IMPORT_MAP, startDemoCollector, startPages, STUB, whenQuiet } from '../../support/harness'
+import { waitFor } from '../../support/wait'
 
 // The GA4 data-layer bridge in Chromium, Firefox ESR and WebKitGTK: pages that push GA4
 // e-commerce events as Google documents them, in both forms (dataLayer.push({ event,

@@ -1,8 +1,8 @@
 import { expect, it, vi } from 'vitest'
-import { quietConsole } from '../support/console'
-import { network, resetPage } from '../support/helpers'
+import { quietConsole } from '../../support/console'
+import { network, resetPage } from '../../support/helpers'
 import { clickBothWays, command, loadTracker, ONE_CLICK_AND_THE_VIEW } from './script-tag-page'
-import { runScriptTag } from '../support/script-tags'
+import { runScriptTag } from '../../support/script-tags'
 
 // A page that declared `var discoveryFeedback = …`: a global no accessor can replace. It stays on
 // the window for good, so this file has a page of its own.

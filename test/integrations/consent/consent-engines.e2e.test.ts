@@ -1,10 +1,10 @@
 // @vitest-environment node
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { bundleIife, cycleWithin } from '../support/bundle'
-import { ENGINES, launchEngine, type Engine, type EnginePage } from '../support/engines'
-import { startCollector, startPages, STUB, whenQuiet } from '../support/harness'
-import { tcString } from '../support/tcf'
-import { sleep, waitFor } from '../support/wait'
+import { bundleIife, cycleWithin } from '../../support/bundle'
+import { ENGINES, launchEngine, type Engine, type EnginePage } from '../../support/engines'
+import { startCollector, startPages, STUB, whenQuiet } from '../../support/harness'
+import { tcString } from '../../support/tcf'
+import { sleep, waitFor } from '../../support/wait'
 import { COOKIEBOT, ONETRUST, SHOPIFY } from './banner-emulations'
 
 /*
@@ -24,11 +24,11 @@ import { COOKIEBOT, ONETRUST, SHOPIFY } from './banner-emulations'
 
 const adaptersBundle = () =>
   bundleIife(
-    `export { googleConsentMode } from '../../src/integrations/consent/google-consent-mode.ts'
-export { tcfConsent } from '../../src/integrations/consent/tcf.ts'
-export { oneTrustConsent } from '../../src/integrations/consent/onetrust.ts'
-export { cookiebotConsent } from '../../src/integrations/consent/cookiebot.ts'
-export { shopifyConsent } from '../../src/integrations/consent/shopify-privacy.ts'
+    `export { googleConsentMode } from '../../../src/integrations/consent/google-consent-mode.ts'
+export { tcfConsent } from '../../../src/integrations/consent/tcf.ts'
+export { oneTrustConsent } from '../../../src/integrations/consent/onetrust.ts'
+export { cookiebotConsent } from '../../../src/integrations/consent/cookiebot.ts'
+export { shopifyConsent } from '../../../src/integrations/consent/shopify-privacy.ts'
 export { CmpApi } from '@iabtechlabtcf/cmpapi'`,
     // The IAB's cmpapi has import cycles of its own (response/ ↔ command/); ours must have none.
     { from: import.meta.url, name: 'consentAdapters', ignore: cycleWithin('@iabtechlabtcf/') }

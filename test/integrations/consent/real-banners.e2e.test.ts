@@ -1,9 +1,9 @@
 // @vitest-environment node
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { bundleIife } from '../support/bundle'
-import { ENGINES, launchEngine, type Engine, type EnginePage } from '../support/engines'
-import { startCollector, STUB, whenQuiet } from '../support/harness'
-import { sleep, waitFor } from '../support/wait'
+import { bundleIife } from '../../support/bundle'
+import { ENGINES, launchEngine, type Engine, type EnginePage } from '../../support/engines'
+import { startCollector, STUB, whenQuiet } from '../../support/harness'
+import { sleep, waitFor } from '../../support/wait'
 import { KLARO_GTM_EXAMPLE, ours, REAL_BANNERS, type RealBanner } from './real-banners/banners'
 import { launchChromiumAsShopper } from './real-banners/chromium'
 import { startBannerPages } from './real-banners/server'
@@ -21,7 +21,7 @@ import { startBannerPages } from './real-banners/server'
  */
 
 const adaptersBundle = () =>
-  bundleIife(`export { googleConsentMode } from '../../src/integrations/consent/google-consent-mode.ts'`, {
+  bundleIife(`export { googleConsentMode } from '../../../src/integrations/consent/google-consent-mode.ts'`, {
     from: import.meta.url,
     name: 'consentAdapters'
   })

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import type { Consent } from '../../src/integrations/consent/types'
+import type { Consent } from '../../../src/integrations/consent/types'
 
 /*
  * tcfConsent in a frame whose CMP is in an ancestor frame, with the transport (tcf-frame.ts)
@@ -22,7 +22,7 @@ const cmp = {
   closed: 0
 }
 
-vi.mock('../../src/integrations/consent/tcf-frame', () => ({
+vi.mock('../../../src/integrations/consent/tcf-frame', () => ({
   framedTcfApi: () => ({
     api(command: string, _version: number, callback: Callback, parameter?: unknown) {
       const later = (data: unknown) => setTimeout(() => callback(data, true), cmp.delay)
@@ -40,7 +40,7 @@ vi.mock('../../src/integrations/consent/tcf-frame', () => ({
   })
 }))
 
-const { tcfConsent } = await import('../../src/integrations/consent/tcf')
+const { tcfConsent } = await import('../../../src/integrations/consent/tcf')
 
 const fakeTracker = () => {
   const calls: Consent[] = []

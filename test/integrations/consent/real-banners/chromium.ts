@@ -1,7 +1,7 @@
 import { chromium } from 'playwright-core'
-import type { Engine, EnginePage } from '../../support/engines'
-import { CHROMIUM_ARGS } from '../../support/harness'
-import { waitFor } from '../../support/wait'
+import type { Engine, EnginePage } from '../../../support/engines'
+import { CHROMIUM_ARGS } from '../../../support/harness'
+import { waitFor } from '../../../support/wait'
 
 /*
  * Chromium as engines.ts drives it, with one flag more: vanilla-cookieconsent hides itself from

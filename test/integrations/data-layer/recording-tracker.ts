@@ -1,12 +1,12 @@
-import { createAddons } from '../../src/browser/addons'
-import type { Addon, Consent } from '../../src/browser/types'
-import { asFeedbackError, feedbackError } from '../../src/shared/error'
-import { followPageViews } from '../../src/shared/page-views'
-import { validate } from '../../src/shared/rules'
-import type { EventName } from '../../src/shared/types'
+import { createAddons } from '../../../src/browser/addons'
+import type { Addon, Consent } from '../../../src/browser/types'
+import { asFeedbackError, feedbackError } from '../../../src/shared/error'
+import { followPageViews } from '../../../src/shared/page-views'
+import { validate } from '../../../src/shared/rules'
+import type { EventName } from '../../../src/shared/types'
 
 // A tracker for the bridge's unit tests that records what it takes instead of sending it, and
-// keeps the add-on contract as the real one does (README "Extending the tracker"): each event
+// keeps the add-on contract as the real one does (docs/guide/extending.md): each event
 // goes through the add-ons, SPEC's rules (a refused one throws, so that the bridge reports it),
 // then the outcome; the add-ons hear the view-page counted last and the consent.
 

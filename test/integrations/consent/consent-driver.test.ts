@@ -1,11 +1,11 @@
 import { describe, expect, it, vi } from 'vitest'
-import { cookiebotConsent } from '../../src/integrations/consent/cookiebot'
-import { googleConsentMode } from '../../src/integrations/consent/google-consent-mode'
-import { oneTrustConsent } from '../../src/integrations/consent/onetrust'
-import { shopifyConsent } from '../../src/integrations/consent/shopify-privacy'
-import { tcfConsent } from '../../src/integrations/consent/tcf'
-import type { Consent, ConsentTarget, StopFollowing } from '../../src/integrations/consent/types'
-import { isolateEachTest, make, network } from '../support/helpers'
+import { cookiebotConsent } from '../../../src/integrations/consent/cookiebot'
+import { googleConsentMode } from '../../../src/integrations/consent/google-consent-mode'
+import { oneTrustConsent } from '../../../src/integrations/consent/onetrust'
+import { shopifyConsent } from '../../../src/integrations/consent/shopify-privacy'
+import { tcfConsent } from '../../../src/integrations/consent/tcf'
+import type { Consent, ConsentTarget, StopFollowing } from '../../../src/integrations/consent/types'
+import { isolateEachTest, make, network } from '../../support/helpers'
 
 // The adapters drive a real tracker here, which the shop may also drive itself.
 

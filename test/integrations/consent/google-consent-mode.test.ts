@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { googleConsentMode } from '../../src/integrations/consent/google-consent-mode'
-import type { Consent } from '../../src/integrations/consent/types'
+import { googleConsentMode } from '../../../src/integrations/consent/google-consent-mode'
+import type { Consent } from '../../../src/integrations/consent/types'
 
 /** A tracker that only records what it was told. */
 const fakeTracker = () => {

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { oneTrustConsent } from '../../src/integrations/consent/onetrust'
+import { oneTrustConsent } from '../../../src/integrations/consent/onetrust'
 import { recordingTarget } from './banner-target'
 
 const page = window as any

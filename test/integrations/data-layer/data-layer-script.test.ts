@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import { quietConsole } from '../support/console'
-import { ENDPOINT, network, resetPage } from '../support/helpers'
+import { quietConsole } from '../../support/console'
+import { ENDPOINT, network, resetPage } from '../../support/helpers'
 import { clickBothWays, command, loadTracker, ONE_CLICK_AND_THE_VIEW, page, sent, shirt } from './script-tag-page'
-import { installStub, runScriptTag } from '../support/script-tags'
+import { installStub, runScriptTag } from '../../support/script-tags'
 
 // The bridge's script tag (src/script-tags/data-layer.ts) with the tracker's, run as a page runs
 // them: the README's stub, the add-on and the tracker's file in either order, calls through

@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import { bridgeDataLayer } from '../../src/integrations/data-layer/bridge'
-import type { DataLayerOptions } from '../../src/integrations/data-layer/types'
-import { quietConsole } from '../support/console'
-import { isolateEachTest, make, setVisibility, stored } from '../support/helpers'
-import type { EventName, FeedbackError } from '../../src/shared/types'
+import { bridgeDataLayer } from '../../../src/integrations/data-layer/bridge'
+import type { DataLayerOptions } from '../../../src/integrations/data-layer/types'
+import { quietConsole } from '../../support/console'
+import { isolateEachTest, make, setVisibility, stored } from '../../support/helpers'
+import type { EventName, FeedbackError } from '../../../src/shared/types'
 import { endRecordingTrackers, recordingTracker } from './recording-tracker'
 
 /**

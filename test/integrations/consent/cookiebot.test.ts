@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { cookiebotConsent } from '../../src/integrations/consent/cookiebot'
+import { cookiebotConsent } from '../../../src/integrations/consent/cookiebot'
 import { recordingTarget } from './banner-target'
 
 const page = window as any

@@ -8,7 +8,7 @@ import { normalize } from 'node:path'
  * languages from beside its own script), our built script tag, and the pages a test registers.
  */
 
-const root = new URL('../../../', import.meta.url)
+const root = new URL('../../../../', import.meta.url)
 
 /** Each banner's folder as published, by the name its URLs use. */
 const VENDOR: Record<string, string> = {
