@@ -5,6 +5,7 @@ import type { Envelope } from '../shared/types'
 import { attempt } from '../shared/attempt'
 import { OUTBOX_PREFIX } from '../shared/ids'
 import type { DropReason, Queued } from '../shared/engine'
+import { lockHolder } from './outbox-lock'
 
 /**
  * A queued event: without its user while consent is pending (Unidentified). `wire` is its JSON
@@ -61,47 +62,28 @@ export function createOutbox(onDrop: (entries: Entry[], reason: OutboxDropReason
   // of the queue on every click.
   let chars = 0
   let keys = 0
-  let wanted = false
-  let unlock: (() => void) | undefined
 
-  /** Runs storage work where it is allowed; a throw (quota, blocked) leaves memory the only copy. */
-  const onDisk = (work: (storage: Storage) => void) => {
-    if (persist && storage) attempt(() => work(storage))
-  }
+  /** Runs storage work where it is allowed, and returns its result; a throw (quota, blocked) leaves memory the only copy. */
+  const onDisk = <T>(work: (storage: Storage) => T) => (persist && storage ? attempt(() => work(storage)) : undefined)
   /** An event's storage key, given the first time it is written: this outbox's id and a number. */
   const keyOf = (entry: Entry) => (entry.key ||= own + '.' + (keys++).toString(36))
-  const write = (entry: Entry) => onDisk((storage) => storage.setItem(keyOf(entry), stored(entry)))
+  /** Writes an event under its key; returns whether storage took it. */
+  const write = (entry: Entry) =>
+    onDisk((storage) => {
+      storage.setItem(keyOf(entry), stored(entry))
+      return true
+    })
   const erase = (gone: Entry[]) =>
     onDisk((storage) => {
       for (const entry of gone) if (entry.key) storage.removeItem(entry.key)
     })
-  /**
-   * Holds this page's Web Lock while it has events, so no other page takes them, and lets it
-   * go once it has none: Firefox keeps a page that holds a lock out of its back/forward cache.
-   * A request still waiting for the lock counts as held for adoption too.
-   */
-  const hold = (want: boolean) => {
-    if (!locks || want == wanted) return
-    wanted = want
-    if (want) {
-      // Held until `unlock` runs; let go at once if this page stopped wanting it meanwhile.
-      const held = () =>
-        new Promise<void>((resolve) => {
-          if (wanted) unlock = resolve
-          else resolve()
-        })
-      locks.request(own, held).catch(() => {})
-    } else if (unlock) {
-      unlock()
-      unlock = undefined
-    }
-  }
+  const hold = lockHolder(locks, own)
 
   /** Keeps an event in memory and, where allowed, under its own key. */
   const keep = (entry: Entry) => {
     entries.push(entry)
     chars += jsonOf(entry).length
-    write(entry)
+    return write(entry)
   }
   const without = (gone: Entry[]) => {
     const set = new Set(gone)
@@ -172,7 +154,7 @@ export function createOutbox(onDrop: (entries: Entry[], reason: OutboxDropReason
           // the record that says it is free.
           const free = Object.keys(storage).filter((key) => {
             const outbox = key.split('.')[0]
-            return outbox.startsWith(OUTBOX_PREFIX) && outbox != own && !alive(outbox)
+            return outbox.startsWith(OUTBOX_PREFIX) && outbox != own && !alive(outbox) && !entries.some((entry) => entry.key == key)
           })
           for (const key of free) {
             const value = storage.getItem(key)!
@@ -180,11 +162,17 @@ export function createOutbox(onDrop: (entries: Entry[], reason: OutboxDropReason
             try {
               const event = JSON.parse(value.slice(start))
               if (!event.event_id) throw event
-              const entry = { event, wire: value.slice(start), handed: +value.slice(0, start) || undefined }
+              const entry: Entry = { event, wire: value.slice(start), handed: +value.slice(0, start) || undefined }
               if (event.t_client < oldest) expired.push(entry)
               else {
-                keep(entry)
                 adopted++
+                // Moved under this page's key. Where storage cannot take the copy (full), the
+                // event stays under the gone page's key: held in this page's memory alone, it
+                // would be lost should this page go too before it is sent.
+                if (!keep(entry)) {
+                  entry.key = key
+                  continue
+                }
               }
             } catch {
               // A record that the page went, or an event written by someone else or cut short.

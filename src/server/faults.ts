@@ -18,10 +18,10 @@ export function createServerFaults(onError: ((error: Error) => void) | undefined
       // A failing handler must not turn one fault into two.
     }
   }
-  const drop = (entries: { event: { event: string } }[], reason: ServerDropReason, detail?: string) => {
+  const drop = (entries: { event: { event: string } }[], reason: ServerDropReason, detail?: string, said?: string) => {
     const count = entries.length
     dropped[reason] += count
-    const why = detail || entries[0].event.event + ' is too large for a request'
+    const why = (detail || entries[0].event.event + ' is too large for a request') + (said ? ': ' + said : '')
     report(feedbackError(undefined, undefined, count + (count == 1 ? ' event' : ' events') + ' dropped: ' + why))
   }
   // Overflow is reported once per burst, not once per event of a 50,000-event burst.

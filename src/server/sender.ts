@@ -41,8 +41,9 @@ export function createServerTracker(options: ServerTrackerOptions): ServerTracke
   const faults = createServerFaults(options.onError, dropped)
   // Probing from the start: a process that starts during an outage (a deploy, a restart loop)
   // sends one request, not maxInFlight, until the collector answers.
+  const transport = createServerTransport(options, store, faults.drop)
   const engine = createEngine<ServerEntry, ServerRequest>(store, {
-    ...createServerTransport(options, store, faults.drop),
+    ...transport,
     most: maxInFlight,
     interval: flushInterval,
     batch: maxBatchEvents,
@@ -100,6 +101,7 @@ export function createServerTracker(options: ServerTrackerOptions): ServerTracke
       return drain(timeout).then((late) => {
         if (!late) return
         // Out of time: what waits or flies now is given up, and said so.
+        transport.abandon()
         engine.forget()
         engine.stop()
         const left = store.clear()

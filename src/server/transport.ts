@@ -21,11 +21,20 @@ export type ServerRequest = Body<ServerEntry> & { controller: AbortController }
 export function createServerTransport(
   { endpoint, secret, requestTimeout = 10000, maxAttempts = 6 }: ServerTrackerOptions,
   store: { remove(entries: ServerEntry[]): void },
-  drop: (entries: ServerEntry[], reason: ServerDropReason, detail?: string) => void
-): Pick<Transport<ServerEntry, ServerRequest>, 'take' | 'post' | 'retry' | 'cancel' | 'drop'> {
+  drop: (entries: ServerEntry[], reason: ServerDropReason, detail?: string, said?: string) => void
+): Pick<Transport<ServerEntry, ServerRequest>, 'take' | 'post' | 'retry' | 'drop'> & { abandon(): void } {
+  // The requests posted and not yet answered, which close() gives up when it runs out of time.
+  const posting = new Set<AbortController>()
   return {
     take: (waiting, most, oversized) => pack(waiting, MAX_BODY, oversized, most).map((body) => ({ ...body, controller: new AbortController() })),
-    post: (request) => postBatch(withSendTime(endpoint, Date.now()), request.body, requestTimeout, request.controller, secret),
+    async post(request) {
+      posting.add(request.controller)
+      try {
+        return await postBatch(withSendTime(endpoint, Date.now()), request.body, requestTimeout, request.controller, secret)
+      } finally {
+        posting.delete(request.controller)
+      }
+    },
     retry(request, answer) {
       for (const entry of request.entries) entry.tries = (entry.tries || 0) + 1
       const spent = request.entries.filter((entry) => entry.tries! >= maxAttempts)
@@ -35,7 +44,8 @@ export function createServerTransport(
       }
       return request.entries.filter((entry) => entry.tries! < maxAttempts)
     },
-    cancel: (request) => request.controller.abort(),
+    /** Gives up every request still posting. */
+    abandon: () => posting.forEach((controller) => controller.abort()),
     drop
   }
 }

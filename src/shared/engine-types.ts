@@ -50,8 +50,6 @@ export interface Transport<E extends Queued, R extends EngineRequest<E>> {
   answered?(request: R, answer: Answer, verdict: Verdict): void
   /** After a failure: what the product does with the entries; returns those tried again (default: all). */
   retry?(request: R, answer: Answer): E[] | void
-  /** Gives up a request in flight that will never be answered (the sender closes). */
-  cancel?(request: R): void
   /** Requests in flight at most while the collector answers; one while it fails. */
   most: number
   /** Milliseconds an entry may wait for others to join its request. */
@@ -64,8 +62,8 @@ export interface Transport<E extends Queued, R extends EngineRequest<E>> {
   due?(entry: E): number | undefined
   /** Whether anything may be sent now (the tracker's consent). */
   allowed?(): boolean
-  /** Hears the entries the engine gave up: too large for any request, or rejected by the collector. */
-  drop?(entries: E[], reason: EngineDropReason, detail?: string): void
+  /** Hears the entries the engine gave up: too large for any request, or rejected by the collector, with its own words where the answer's body gave them (`said`). */
+  drop?(entries: E[], reason: EngineDropReason, detail?: string, said?: string): void
 }
 
 /** What a product hands over by its own means as the page goes: events it counts as sent, and requests to start now. */

@@ -117,7 +117,7 @@ export function createEngine<E extends Queued, R extends EngineRequest<E>>(store
     backoff.answered()
     store.remove(entries)
     if (verdict == 'delivered') counts.sent += entries.length
-    else if (entries.length) transport.drop?.(entries, 'rejected', 'the collector answered ' + answer.status + (answer.message ? ': ' + answer.message : ''))
+    else if (entries.length) transport.drop?.(entries, 'rejected', 'the collector answered ' + answer.status, answer.message)
     transport.answered?.(request, answer, verdict)
     if (hurry) send()
     else plan()
@@ -183,14 +183,8 @@ export function createEngine<E extends Queued, R extends EngineRequest<E>>(store
       backoff.reset()
       send()
     },
-    /**
-     * The requests in flight will never be answered (a page back from the back/forward cache, a
-     * sender that closes): each is cancelled where the transport can, and none counts as in flight.
-     */
-    forget() {
-      inFlight.forEach((request) => transport.cancel?.(request))
-      inFlight.clear()
-    },
+    /** The requests in flight will never be answered (a page back from the back/forward cache, a sender that closed): none counts as in flight any more. */
+    forget: () => inFlight.clear(),
     /** When the backoff lets the next request go (ms since epoch; 0 or past when it does now). */
     resumeAt: () => backoff.resumeAt(),
     /** The keepalive bytes the requests in flight hold (shared/keepalive.ts). */

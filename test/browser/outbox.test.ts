@@ -174,6 +174,23 @@ describe('storage that fails or is not allowed', () => {
     expect(next.ids()).toEqual(stored)
   })
 
+  it('a tab that adopts while storage is full sends what it adopted, and should it go too, leaves every event for the next tab', async () => {
+    const locks = fakeLocks()
+    const stored = track(page(), [click(), click()])
+    locks.held().forEach(locks.die)
+    fillStorage()
+    const adopter = page()
+    expect(await adopter.outbox.adopt()).toBe(2)
+    expect(adopter.ids()).toEqual(stored)
+    // A second look finds nothing more: what it holds under the gone tab's keys is its own now.
+    expect(await adopter.outbox.adopt()).toBe(0)
+    locks.held().forEach(locks.die)
+    localStorage.removeItem('shop-cache')
+    const last = page()
+    await last.outbox.adopt()
+    expect(last.ids()).toEqual(stored)
+  })
+
   it('where reading localStorage throws (a sandboxed frame), works from memory and throws nothing', async () => {
     vi.spyOn(window, 'localStorage', 'get').mockImplementation(() => {
       throw new DOMException('The operation is insecure.', 'SecurityError')

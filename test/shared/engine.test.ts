@@ -145,7 +145,7 @@ describe('the sender engine', () => {
     await answer(429)
     await answer(502)
     expect(drop).toHaveBeenCalledTimes(1)
-    expect(drop).toHaveBeenCalledWith([expect.objectContaining({ name: 'refused' })], 'rejected', 'the collector answered 400')
+    expect(drop).toHaveBeenCalledWith([expect.objectContaining({ name: 'refused' })], 'rejected', 'the collector answered 400', undefined)
     expect(store.entries.map((entry) => entry.name)).toEqual(['timeout', 'limited', 'failed'])
     // Too large for any request: dropped by the engine when a request would take it, and gone.
     add('huge')
