@@ -23,11 +23,15 @@ const isDelivered = (owner: unknown): owner is string => typeof owner == 'string
  * the sink once across every instance. `server`: the request is the shop's server sender's.
  *
  * Every event is claimed for its shopper, so a duplicate is only ever the same shopper's event
- * again. A purchase is then held against what its order's keys say: the same shopper's browser
- * or the server sender having reported the order makes it a duplicate, whatever it says (the
- * page's own call beside the GA4 bridge, the pixel, the order webhook); another shopper's word
- * on the order leaves it fresh, marked `order_conflict`, so that a forger's copy never shuts
- * out the real one and a page learns nothing of an order that is not its shopper's.
+ * again. A purchase is then held against what is known of its order:
+ * - a page's purchase whose order the server sender named this shopper for is a duplicate; one
+ *   whose order another shopper reported first, or the server named another for, is stored
+ *   marked `order_conflict`, so that a forger's copy never shuts out the real one and a page
+ *   learns nothing from its answer of an order that is not its shopper's;
+ * - the server sender's purchase is claimed by its order, once however often the platform
+ *   retries; when the shopper it names reported the order first, it is that purchase again (the
+ *   first copy counts, never a doubled revenue); when another shopper did, it is stored marked
+ *   `order_conflict`, the order's word for the shop to settle by.
  */
 export async function claimEvents(store: DeliveryStore, events: RelayEvent[], server: boolean, token: string, claimMs: number): Promise<Claims> {
   // A request's events are mostly one shopper's: each uid's digest is made once.
@@ -46,7 +50,7 @@ export async function claimEvents(store: DeliveryStore, events: RelayEvent[], se
       unnamed.push(event)
       continue
     }
-    const named = deliveryIds(event, ownerOfEvent(event))
+    const named = deliveryIds(event, ownerOfEvent(event), server)
     // An id twice in one request from one shopper is one event.
     if (claimed.has(named.claim)) duplicates.push(event)
     else {
@@ -62,24 +66,26 @@ export async function claimEvents(store: DeliveryStore, events: RelayEvent[], se
     claimMs
   )
   let fresh = named.filter((_, index) => states[index] == 'new')
-  const before = named.filter((_, index) => states[index] == 'delivered')
-  duplicates.push(...before)
+  duplicates.push(...named.filter((_, index) => states[index] == 'delivered'))
 
-  // What is known of each fresh purchase's order: which shopper's browser reported it, and which
-  // shopper the server sender named.
+  // What is known of each fresh purchase's order: which shopper's browser reported it first, and
+  // which shopper the server sender named.
   const purchases = fresh.filter((event) => ids.get(event)!.order)
   const said = await store.lookup(purchases.flatMap((event) => [ids.get(event)!.order!.reported, ids.get(event)!.order!.server]))
   const repeated = new Set<RelayEvent>()
+  const firstReports = new Set<RelayEvent>()
   purchases.forEach((event, index) => {
     const reportedBy = said[2 * index]
     const serverSaid = said[2 * index + 1]
     const owner = ownerOfEvent(event)
-    // The server sender speaks once per order (its topics, its retries); a shopper's browser once per shopper.
-    const repeats = reportedBy == owner || (isDelivered(serverSaid) && (server || serverSaid == owner))
+    const repeats = server ? reportedBy == owner : serverSaid == owner
+    const otherShopper = (isDelivered(reportedBy) && reportedBy != owner) || (!server && isDelivered(serverSaid) && serverSaid != owner)
     if (repeats) repeated.add(event)
-    else if (isDelivered(serverSaid) || isDelivered(reportedBy)) event.order_conflict = true
+    else if (otherShopper) event.order_conflict = true
+    if (!server && !isDelivered(reportedBy)) firstReports.add(event)
   })
-  if (repeated.size)
+  // A page's repeat lets its claim go; the server sender's keeps it, as the order's word given (below).
+  if (!server && repeated.size)
     await store.release(
       [...repeated].map((event) => ids.get(event)!.claim),
       token
@@ -102,12 +108,9 @@ export async function claimEvents(store: DeliveryStore, events: RelayEvent[], se
 
   if (server) {
     fresh.forEach((event) => (event.from_server = true))
-    // The server sender said what was said already: its word on the order is given, and a page
-    // of another shopper's after it is a conflict.
-    await mark(
-      duplicates.filter((event) => ids.get(event)?.order),
-      (event) => [ids.get(event)!.order!.server]
-    )
+    // The server sender said what the shopper's browser had said: its word on the order is
+    // given, and a page of another shopper's after it is a conflict.
+    await mark([...repeated], (event) => rememberedIds(ids.get(event)!, false))
   }
 
   const order = new Map(events.map((event, index) => [event, index]))
@@ -118,7 +121,7 @@ export async function claimEvents(store: DeliveryStore, events: RelayEvent[], se
     delivered: (done) =>
       mark(
         done.filter((event) => ids.has(event)),
-        (event) => rememberedIds(event, ids.get(event)!)
+        (event) => rememberedIds(ids.get(event)!, firstReports.has(event))
       ),
     release: async (failed) => {
       const claims = failed.filter((event) => ids.has(event)).map((event) => ids.get(event)!.claim)

@@ -54,7 +54,7 @@ export function createRelay(options: RelayOptions): Relay {
   const acceptEnvelopes = envelopeAcceptor(new Set(keys), addresses)
   const renewCookie = uidCookieRenewal(options.cookie)
   const missingOf = unconfirmedAnswer(store, keys)
-  const rateLimited = rateLimiter(store, options.rateLimit)
+  const rateLimited = rateLimiter(store, options.rateLimit, keys.length)
   const deliver = sinkDelivery(sink, metrics, report)
 
   async function handleBatch(request: Request, info: RequestInfo | undefined, headers: Record<string, string>): Promise<Response> {

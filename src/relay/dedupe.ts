@@ -3,16 +3,20 @@
  * send any word, so no id a sender gives may reach a key that means something else:
  *
  * - Every key starts with a digest of the API key: shop A's events never make shop B's duplicates.
- * - An event is claimed and remembered for its shopper: "<scope>.e.<owner>.<event id>", the owner
- *   a digest of its uid. A shopper's resend is a duplicate; the same id from another shopper is
- *   not, so no answer tells one shopper anything of another's events.
- * - What the relay derives for itself lives in namespaces no event id reaches, since an event id
- *   only ever follows "e.<owner>.": "<scope>.o.<event id>", a shopper's browser reported this
- *   order; "<scope>.s.<event id>", the shop's server sender did.
+ * - An event is claimed and remembered for its shopper, the owner a digest of its uid: a
+ *   shopper's resend is a duplicate; the same id from another shopper is not, so no answer tells
+ *   one shopper anything of another's events.
+ * - Each kind of key has a namespace of its own, and an event id only ever follows the owner in
+ *   the first two, by the event's kind, never by its id:
+ *     <scope>.e.<owner>.<id>   an event, not a purchase, of one shopper
+ *     <scope>.p.<owner>.<id>   a purchase of one shopper's (page, pixel, GA4 bridge, and the server sender naming that shopper)
+ *     <scope>.o.<id>           the shopper whose browser reported the order first
+ *     <scope>.s.<id>           the shopper the shop's server sender named for the order
+ *   A purchase's id is its order's (envelopes.ts refuses any other), so a click-item can never
+ *   touch a purchase, nor one order's purchase another's.
  *
  * The scope is one base-36 number and the owner two joined by a dot, so the parts of a key never
- * run together into another key: the kind is always the second part, the event id always what
- * follows the owner.
+ * run together into another key.
  */
 import type { Envelope } from '../shared/types'
 
@@ -42,39 +46,54 @@ function scopeOf(key: string): string {
  */
 export const ownerOf = (uid: string) => fnv1a32(uid).toString(36) + '.' + fnv1a32(uid, uid.length - 1, -1).toString(36)
 
-/** The key an event of `owner` with this id is claimed and remembered under. */
+/** The key an event, not a purchase, of `owner` with this id is claimed and remembered under. */
 export const eventKey = (apiKey: string, owner: string, eventId: string) => scopeOf(apiKey) + '.e.' + owner + '.' + eventId
+
+/** The key of `owner`'s purchase of the order with this id (a purchase's id is its order's, shared/order-event-id.ts). */
+export const purchaseKey = (apiKey: string, owner: string, eventId: string) => scopeOf(apiKey) + '.p.' + owner + '.' + eventId
+
+/** The key under which the relay keeps whatever it knows of an event's delivery: a purchase by its order id, anything else by its id. */
+export const shopperKey = (apiKey: string, owner: string, eventId: string) => (isOrderId(eventId) ? purchaseKey : eventKey)(apiKey, owner, eventId)
+
+/** Whether an event id is an order's (shared/order-event-id.ts): no id a page makes starts so. */
+export const isOrderId = (eventId: string) => eventId.startsWith('order.')
 
 /** The keys the relay derives for a purchase's order. */
 export interface OrderKeys {
-  /** A shopper's browser (page, pixel, GA4 bridge) reported the order: remembered with that shopper. */
+  /** The shopper's own purchase of the order: claimed by a page's copy, marked by the server's. */
+  shopper: string
+  /** The shopper whose browser (page, pixel, GA4 bridge) reported the order first. */
   reported: string
-  /** The shop's server sender reported the order: remembered with the shopper it named. */
+  /** The shopper the shop's server sender named for the order; its copy is claimed here, once per order. */
   server: string
 }
 
-/** The keys of the order a purchase with this event id reports (its id is the order's, shared/order-event-id.ts). */
-export const orderKeys = (apiKey: string, eventId: string): OrderKeys => ({
-  reported: scopeOf(apiKey) + '.o.' + eventId,
-  server: scopeOf(apiKey) + '.s.' + eventId
-})
-
 /** The keys an event that has an id is claimed and remembered under (events without one are never deduplicated). */
 export interface DeliveryIds {
-  /** The event's own key, for its shopper: claimed before the sink runs. */
+  /** What the event is claimed under before the sink runs. */
   claim: string
   /** A purchase's order. */
   order?: OrderKeys
 }
 
-/** The keys of an event with an event id, sent by the shopper `owner`. */
-export function deliveryIds(event: Envelope, owner = ownerOf(event.user.uid)): DeliveryIds {
-  const claim = eventKey(event.key, owner, event.event_id)
-  return event.event == 'purchase' ? { claim, order: orderKeys(event.key, event.event_id) } : { claim }
+/**
+ * The keys of an event with an event id, sent by the shopper `owner`; `server`: by the shop's
+ * server sender, whose purchase is claimed by its order, since it speaks once per order.
+ */
+export function deliveryIds(event: Envelope, owner: string, server: boolean): DeliveryIds {
+  if (event.event != 'purchase') return { claim: eventKey(event.key, owner, event.event_id) }
+  const scope = scopeOf(event.key)
+  const order = { shopper: purchaseKey(event.key, owner, event.event_id), reported: scope + '.o.' + event.event_id, server: scope + '.s.' + event.event_id }
+  return { claim: server ? order.server : order.shopper, order }
 }
 
-/** The keys an event that reached the sink is remembered under: its own, and a purchase's order as the browser's or as the server's word. */
-export function rememberedIds(event: { from_server?: true }, { claim, order }: DeliveryIds): string[] {
+/**
+ * The keys an event that reached the sink is remembered under: its claim; for a page's purchase
+ * that reported its order first, the order as reported; for the server sender's, the shopper's
+ * own purchase, so that their browser's copy after it is a duplicate.
+ */
+export function rememberedIds({ claim, order }: DeliveryIds, firstReport: boolean): string[] {
   if (!order) return [claim]
-  return [claim, event.from_server ? order.server : order.reported]
+  if (claim == order.server) return [claim, order.shopper]
+  return firstReport ? [claim, order.reported] : [claim]
 }

@@ -16,6 +16,11 @@ const WHY: Record<DropKind, (count: number, example: string) => string> = {
   unproven: (count, example) => `refused ${count} ${count == 1 ? 'request' : 'requests'} of a server sender: ${example}`
 }
 
+// An example is a sender's text: one line, cut short, before it reaches a log.
+const EXAMPLE_LENGTH = 200
+// eslint-disable-next-line no-control-regex -- control characters are what it removes
+const asLogText = (text: string) => text.replace(/[\0-\x1f\x7f-\x9f]/g, ' ').slice(0, EXAMPLE_LENGTH)
+
 /** Tells `tell` of drops by kind, at most once a minute per kind. */
 export function dropNotices(tell: (error: Error) => void) {
   const waiting = new Map<DropKind, { count: number; example: string }>()
@@ -38,7 +43,7 @@ export function dropNotices(tell: (error: Error) => void) {
     if (!count) return
     const drops = waiting.get(kind)
     if (drops) drops.count += count
-    else waiting.set(kind, { count, example })
+    else waiting.set(kind, { count, example: asLogText(example) })
     const wait = (lastTold.get(kind) ?? -Infinity) + MINUTE - Date.now()
     if (wait <= 0) return flush(kind)
     if (timers.has(kind)) return

@@ -1,4 +1,6 @@
 import { faultOf, Kind, USER, validate, type Rules } from '../shared/rules'
+import { orderEventId } from '../shared/order-event-id'
+import { isOrderId } from './dedupe'
 import type { Envelope, User } from '../shared/types'
 
 // SPEC "Errors": a request without an API key is told one must be provided.
@@ -63,5 +65,17 @@ export function checkEnvelope(envelope: unknown, keys: Set<string>): { error: st
   if ('error' in checked) return { error: name + checked.error }
   const event = { event: given.event, properties, key: given.key, t_client: given.t_client, user: checked.user } as Envelope
   if (given.event_id != null) event.event_id = given.event_id as string
+  // A purchase's id is its order's (shared/order-event-id.ts), whoever sends it: the relay keeps
+  // an order's purchases apart by it, so one that names another order's id is refused, and one
+  // without (the service's own clients send none) is given its order's.
+  // Any other event with an order's id could pass for a purchase where the id alone is known (`?unconfirmed=`).
+  if (event.event != 'purchase' && event.event_id && isOrderId(event.event_id))
+    return { error: name + "event_id must not be an order's ('order.…' is a purchase's)" }
+  if (event.event == 'purchase') {
+    const orderId = orderEventId(event.key, (properties as { order_id: string }).order_id)
+    if (event.event_id && event.event_id != orderId)
+      return { error: name + "event_id must be the order's (the key's and order_id's, as the tracker makes it), not another id" }
+    event.event_id = orderId
+  }
   return { event }
 }

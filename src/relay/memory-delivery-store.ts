@@ -64,7 +64,8 @@ export function memoryStore({ max = 200000 }: { max?: number } = {}): DeliverySt
       for (const event of events) {
         if (!event.event_id) continue
         const owner = ownerOf(event.user.uid)
-        const ids = rememberedIds(event, deliveryIds(event, owner))
+        // What the relay marked when it delivered the event, the order as reported included.
+        const ids = rememberedIds(deliveryIds(event, owner, !!event.from_server), true)
         markDelivered(
           ids,
           ids.map(() => owner)

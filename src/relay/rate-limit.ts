@@ -11,17 +11,18 @@ const RATE_LIMIT = { burst: 2000, perSecond: 10 }
  * limits nothing). It answers a request that must wait 429 with Retry-After, and lets the
  * others through.
  */
-export function rateLimiter(store: DeliveryStore, limit: RateLimit | false = RATE_LIMIT) {
+export function rateLimiter(store: DeliveryStore, limit: RateLimit | false = RATE_LIMIT, keys = 1) {
   /**
    * Seconds a page's address must wait before this request is taken, or 0. Each event costs a
-   * token, and so does each 50 ids asked about (a question is store reads too); a request costs
-   * one at least, so that empty ones are counted as well.
+   * token, and so does each 50 ids asked about under each of the relay's keys (a question is
+   * store reads too: one per id, key and asking shopper, unconfirmed.ts); a request costs one at
+   * least, so that empty ones are counted as well.
    */
   async function waitSeconds(client: string | undefined, envelopes: number, query: URLSearchParams): Promise<number> {
     if (!limit || !store.take || !client) return 0
     const question = query.get('unconfirmed')
     const asked = question ? question.split(',').length : 0
-    const waitMs = await store.take(client, Math.max(1, envelopes) + Math.ceil(asked / 50), limit)
+    const waitMs = await store.take(client, Math.max(1, envelopes) + Math.ceil((asked * keys) / 50), limit)
     return waitMs > 0 ? Math.max(1, Math.ceil(waitMs / 1000)) : 0
   }
 

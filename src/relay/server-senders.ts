@@ -25,14 +25,16 @@ function sameSecret(given: string, secret: string): boolean {
 
 /** Tells a request of the shop's server senders by its bearer token: one of `secrets` (several, so that one can be rotated). */
 export function serverSenders(secrets: string[] = []) {
-  if (!Array.isArray(secrets) || secrets.some((secret) => typeof secret != 'string' || secret.length < 16))
-    throw new TypeError('discovery-feedback: relay: options.serverSecrets must list secrets of at least 16 characters')
+  // A secret travels in a header as one word: printable ASCII, no space, or no request could ever carry it.
+  if (!Array.isArray(secrets) || secrets.some((secret) => typeof secret != 'string' || !/^[\x21-\x7e]{16,}$/.test(secret)))
+    throw new TypeError('discovery-feedback: relay: options.serverSecrets must list secrets of at least 16 characters, printable ASCII without spaces')
   return (request: Request): SenderKind => {
     const header = request.headers.get('authorization')
     const token = header && /^Bearer\s+(\S+)$/i.exec(header)?.[1]
     // Every secret is compared, so the time does not tell which one matched.
     if (token && secrets.map((secret) => sameSecret(token, secret)).includes(true)) return 'proven'
-    return token || isServerAgent(request.headers.get('user-agent')) ? 'unproven' : 'page'
+    // Any bearer token at all, well-formed or not, is a server sender's claim.
+    return /^Bearer\b/i.test(header || '') || isServerAgent(request.headers.get('user-agent')) ? 'unproven' : 'page'
   }
 }
 

@@ -9,7 +9,7 @@ export type RelayEvent = Envelope & {
   t_corrected: number
   /** Sent by the shop's own server sender (`serverSecrets`): the only sender whose `user.ip` and `user.ua` are its own word. */
   from_server?: true
-  /** A purchase of an order another shopper reported before (a page of another uid, or the server sender naming another): both are kept, for the shop to settle (docs/guide/relay.md "What each sender can prove"). */
+  /** A purchase of an order another shopper reported first, or the server sender named another shopper for: every copy is kept, for the shop to settle (docs/guide/relay.md "What each sender can prove"). */
   order_conflict?: true
   /** Its user agent is a known bot's, crawler's or headless browser's (isbot): with `bots: 'keep'` any event, with `'drop'` only a purchase, which is never dropped. */
   bot?: true
@@ -98,7 +98,7 @@ export interface RelayOptions {
   proxyHeader?: 'x-forwarded-for' | 'forwarded'
   /**
    * Secrets of the shop's own server senders (`createServerTracker({ secret })`), each of at least
-   * 16 characters; several, so that one can be rotated. A request with
+   * 16 printable ASCII characters without spaces; several, so that one can be rotated. A request with
    * `Authorization: Bearer <secret>` may give the shopper's `user.ip` and `user.ua` in its events
    * (SPEC "User object", for calls not made from the shopper's browser), and its purchase is
    * the order's word; from any other request they are the connection's, whatever its body says.

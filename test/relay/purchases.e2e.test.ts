@@ -6,12 +6,14 @@
 import { stringify } from 'qs'
 import { describe, expect, it } from 'vitest'
 import { createRelay, memoryStore, redisStore, toNodeHandler, type DeliveryStore, type RelayEvent, type RelayOptions } from '../../src/relay'
-import { eventKey, orderKeys, ownerOf } from '../../src/relay/dedupe'
+import { deliveryIds, isOrderId, ownerOf } from '../../src/relay/dedupe'
+import { createServerTracker } from '../../src/server'
 import { orderEventId } from '../../src/shared/order-event-id'
 import { redisForTestFile } from './redis-server'
 import { recordingSink, serve } from './support'
 
 const KEY = 'SHOP_A'
+const SECRET = 'the-shops-server-secret-0123456789'
 const CHROME = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36'
 const HEADLESS = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/131.0.0.0 Safari/537.36'
 const GOOGLEBOT = 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)'
@@ -71,11 +73,15 @@ async function image(url: string, envelope: object) {
  */
 function forgedIds(orderId: string): string[] {
   const id = orderEventId(KEY, orderId)
-  const owner = ownerOf(shopperOf(orderId).uid)
-  const derived = [orderKeys(KEY, id).reported, orderKeys(KEY, id).server, eventKey(KEY, owner, id)]
+  const { order } = deliveryIds(purchase(orderId) as never, ownerOf(shopperOf(orderId).uid), false)
+  const derived = [order!.shopper, order!.reported, order!.server]
   const unscoped = derived.map((key) => key.slice(key.indexOf('.') + 1))
   return [id, id + '#server', id + '#0', ...derived, ...unscoped]
 }
+
+/** What a click-item with an order's id, and a purchase with another order's, are refused with. */
+const NOT_AN_ORDER = "click-item: event_id must not be an order's ('order.…' is a purchase's)"
+const ANOTHER_ORDER = "purchase: event_id must be the order's (the key's and order_id's, as the tracker makes it), not another id"
 
 const purchasesOf = (events: RelayEvent[], orderId: string) =>
   events.filter((event) => event.event == 'purchase' && (event.properties as { order_id: string }).order_id == orderId)
@@ -87,16 +93,21 @@ describe.each(['redis', 'memory'] as const)('on %s', (kind) => {
     let request = 0
     for (const orderId of orders) {
       const ids = forgedIds(orderId)
-      // Half of them posted in one batch, the other half one image request each.
+      // All of them posted in one batch, and each in an image request of its own.
+      const refused = ids.flatMap((id, index) => (isOrderId(id) ? [{ index, error: NOT_AN_ORDER }] : []))
       expect(
         (
           await post(
             url(request++),
-            ids.slice(0, 4).map((id) => click(id))
+            ids.map((id) => click(id))
           )
         ).body
-      ).toMatchObject({ accepted: 4, rejected: [] })
-      for (const id of ids.slice(4)) expect(await image(url(request++), click(id))).toEqual({ status: 200, type: 'image/gif' })
+      ).toEqual({ accepted: ids.length - refused.length, duplicates: 0, rejected: refused })
+      for (const id of ids) {
+        expect(await image(url(request++), click(id, { uid: 'forger-2', sid: 'forger-2-session' }))).toEqual(
+          isOrderId(id) ? { status: 400, type: 'application/json' } : { status: 200, type: 'image/gif' }
+        )
+      }
     }
     // The real purchases, each from its shopper's thank-you page.
     for (const orderId of orders) {
@@ -122,7 +133,10 @@ describe.each(['redis', 'memory'] as const)('on %s', (kind) => {
     const probes = [bought, unbought].map((orderId) => click(orderEventId(KEY, orderId)))
     const answers = [await post(url(1), [probes[0]]), await post(url(0), [probes[1]])]
     expect(answers[0]).toEqual(answers[1])
-    expect(answers[0].body).toEqual({ accepted: 1, duplicates: 0, rejected: [] })
+    expect(answers[0].body).toMatchObject({ accepted: 0, duplicates: 0, rejected: [{ index: 0, error: NOT_AN_ORDER }] })
+    // A forged purchase of each: taken alike, whether the order was bought or not.
+    const forged = [await post(url(1), [purchase(bought, FORGER, 0.01)]), await post(url(0), [purchase('6003', FORGER, 0.01)])]
+    expect(forged[0]).toEqual(forged[1])
     const asked = '?unconfirmed=' + [bought, unbought].map((orderId) => orderEventId(KEY, orderId)).join(',')
     // Asked by another uid than the one that probed: both missing, as for any id not its own.
     const question = await post(url(1) + asked, [click('probe-' + Date.now(), { uid: 'asker', sid: 'asker-session' })])
@@ -135,9 +149,47 @@ describe.each(['redis', 'memory'] as const)('on %s', (kind) => {
     expect(purchasesOf(recorded.events(), unbought)).toHaveLength(1)
   })
 
+  it("stores the server sender's purchase though the shopper's page sent the order's id first, with another event or another order", async () => {
+    const { recorded, url } = await relays(kind, { serverSecrets: [SECRET] })
+    const shopper = shopperOf('8001')
+    const id = orderEventId(KEY, '8001')
+    const answer = await post(url(0), [click(id, shopper), { ...purchase('9999', shopper, 1e9), event_id: id }])
+    expect(answer.body.rejected.map(({ error }: { error: string }) => error)).toEqual([NOT_AN_ORDER, ANOTHER_ORDER])
+    const server = createServerTracker({ key: KEY, endpoint: url(1), secret: SECRET, flushInterval: 0 })
+    server.track('purchase', purchase('8001').properties as never, { ...shopper, ip: '198.51.100.23', ua: 'Mozilla/5.0 (iPhone)' })
+    await server.close()
+    expect(server.stats()).toMatchObject({ sent: 1, queued: 0 })
+    expect(purchasesOf(recorded.events(), '8001')).toEqual([
+      expect.objectContaining({ from_server: true, user: expect.objectContaining({ uid: shopper.uid }) })
+    ])
+    expect(purchasesOf(recorded.events(), '9999')).toEqual([])
+  })
+
+  it("after a forged purchase sent first, stores the server sender's copy beside the real one, to settle by; a forged copy without an id is marked too", async () => {
+    const { recorded, url } = await relays(kind, { serverSecrets: [SECRET] })
+    const orderId = '8101'
+    expect((await post(url(0), [purchase(orderId, FORGER, 0.01)])).body).toMatchObject({ accepted: 1 })
+    expect((await post(url(1), [purchase(orderId)])).body).toMatchObject({ accepted: 1 })
+    const server = createServerTracker({ key: KEY, endpoint: url(0), secret: SECRET, flushInterval: 0 })
+    server.track('purchase', purchase(orderId).properties as never, { ...shopperOf(orderId), ip: '198.51.100.23', ua: 'Mozilla/5.0 (iPhone)' })
+    await server.close()
+    expect(server.stats()).toMatchObject({ sent: 1 })
+    // A second forger sends the order with no event id at all: the relay gives it the order's, and marks it.
+    const { event_id: _, ...unnamed } = purchase(orderId, { uid: 'forger-2', sid: 'f2' }, 0.02)
+    expect((await post(url(1), [unnamed])).body).toMatchObject({ accepted: 1 })
+    const stored = purchasesOf(recorded.events(), orderId)
+    expect(stored.map((event) => [event.user.uid, !!event.order_conflict, !!event.from_server])).toEqual([
+      ['forger', false, false],
+      [shopperOf(orderId).uid, true, false],
+      [shopperOf(orderId).uid, true, true],
+      ['forger-2', true, false]
+    ])
+    expect(new Set(stored.map((event) => event.event_id))).toEqual(new Set([orderEventId(KEY, orderId)]))
+  })
+
   it('refuses by name an event id the store could not tell from another, and stores the valid events beside it', async () => {
     const { recorded, url } = await relays(kind)
-    const answer = await post(url(0), [click('order.x\ud800'), click('order.x\udc00'), click('order.x-fine')])
+    const answer = await post(url(0), [click('page.x\ud800'), click('page.x\udc00'), click('page.x-fine')])
     expect(answer.body).toEqual({
       accepted: 1,
       duplicates: 0,
@@ -146,7 +198,7 @@ describe.each(['redis', 'memory'] as const)('on %s', (kind) => {
         error: 'click-item: event_id must be well-formed text: a lone surrogate cannot be told apart from another in the store'
       }))
     })
-    expect(recorded.events().map((event) => event.event_id)).toEqual(['order.x-fine'])
+    expect(recorded.events().map((event) => event.event_id)).toEqual(['page.x-fine'])
   })
 })
 

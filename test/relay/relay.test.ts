@@ -1,6 +1,7 @@
 // @vitest-environment node
 import { connect } from 'node:net'
 import { describe, expect, it } from 'vitest'
+import { orderEventId } from '../../src/shared/order-event-id'
 import { validate } from '../../src/shared/rules'
 import { createRelay, memoryStore, SinkUnavailable, toNodeHandler, type BatchReport, type DeliveryStore, type RelayOptions } from '../../src/relay'
 import { envelope, gate, read, recordingSink, serve } from './support'
@@ -265,7 +266,11 @@ describe('unconfirmed', () => {
 
   it('tells nobody else whether an event arrived: another uid, or none, is told every id is missing', async () => {
     const { send } = setup()
-    const purchase = envelope({ event: 'purchase', event_id: 'order.1x2y3z', properties: { order_id: '1002', currency: 'EUR', revenue: 5, line_items: [] } })
+    const purchase = envelope({
+      event: 'purchase',
+      event_id: orderEventId('KEY', '1002'),
+      properties: { order_id: '1002', currency: 'EUR', revenue: 5, line_items: [] }
+    })
     await send([purchase], { headers: { cookie: 'df_uid=uid-1' } })
     // A competitor computes the order's id and asks, with a cookie of its own, with an event of its own, or with neither.
     const asked = `?unconfirmed=${purchase.event_id}`
@@ -311,7 +316,11 @@ describe('bounds', () => {
     const inner = memoryStore()
     const store: DeliveryStore = { ...inner, lookup: async (ids) => (await inner.lookup(ids)).map((owner) => owner != null) as never }
     const { send, events } = setup({ store })
-    const purchase = envelope({ event: 'purchase', event_id: 'order.abc', properties: { order_id: '7', currency: 'EUR', revenue: 5, line_items: [] } })
+    const purchase = envelope({
+      event: 'purchase',
+      event_id: orderEventId('KEY', '7'),
+      properties: { order_id: '7', currency: 'EUR', revenue: 5, line_items: [] }
+    })
     expect((await send([purchase])).body).toMatchObject({ accepted: 1 })
     expect(events()).toHaveLength(1)
   })
