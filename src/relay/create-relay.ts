@@ -49,7 +49,7 @@ export function createRelay(options: RelayOptions): Relay {
   // A failing handler must not turn one fault into two.
   const report = (error: unknown) => attempt(() => options.onError?.(error as Error))
   // What the relay drops is said without an onError too: a missing event must leave a trace a person reads.
-  const notice = dropNotices((error) => attempt(() => (options.onError ? options.onError(error) : console.warn(error.message))))
+  const notice = dropNotices((error) => attempt(() => (options.onError ? options.onError(error) : console.warn(error.name + ': ' + error.message))))
   const dead = deadLetters(options.deadLetter, metrics, report)
   const acceptEnvelopes = envelopeAcceptor(new Set(keys), addresses)
   const renewCookie = uidCookieRenewal(options.cookie)

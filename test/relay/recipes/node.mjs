@@ -8,11 +8,11 @@ const relay = createRelay({
   // The shop's other hosts whose pages post here across origins; none where the pages share the relay's origin.
   origins: ['https://www.shop.example'],
   // The secret of the shop's server sender (createServerTracker({ secret })): without one, its
-  // requests are answered 401 and its events reported undelivered, never dropped unseen.
+  // requests are answered 401 and it counts its events as dropped.rejected, never as sent.
   serverSecrets: process.env.DF_SERVER_SECRET ? [process.env.DF_SERVER_SECRET] : []
 })
 
-createServer(toNodeHandler(relay)).listen(process.env.PORT || 8080)
+createServer(toNodeHandler(relay)).listen(process.env.PORT || 8080, process.env.HOST)
 
 // The metrics on a port of their own, on the loopback unless METRICS_HOST names an inside
 // address: for Prometheus on your network, never for the shop's visitors.
