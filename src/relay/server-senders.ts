@@ -39,5 +39,4 @@ export function serverSenders(secrets: string[] = []) {
 }
 
 /** What a server sender without one of the relay's secrets is answered. */
-export const UNPROVEN_SERVER =
-  'a server sender must prove itself to the relay: give createServerTracker a secret that the relay lists in its serverSecrets'
+export const UNPROVEN_SERVER = 'a server sender must prove itself to the relay: give createServerTracker a secret that the relay lists in its serverSecrets'
