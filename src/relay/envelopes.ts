@@ -65,17 +65,13 @@ export function checkEnvelope(envelope: unknown, keys: Set<string>): { error: st
   if ('error' in checked) return { error: name + checked.error }
   const event = { event: given.event, properties, key: given.key, t_client: given.t_client, user: checked.user } as Envelope
   if (given.event_id != null) event.event_id = given.event_id as string
-  // A purchase's id is its order's (shared/order-event-id.ts), whoever sends it: the relay keeps
-  // an order's purchases apart by it, so one that names another order's id is refused, and one
-  // without (the service's own clients send none) is given its order's.
   // Any other event with an order's id could pass for a purchase where the id alone is known (`?unconfirmed=`).
   if (event.event != 'purchase' && event.event_id && isOrderId(event.event_id))
     return { error: name + "event_id must not be an order's ('order.…' is a purchase's)" }
-  if (event.event == 'purchase') {
-    const orderId = orderEventId(event.key, (properties as { order_id: string }).order_id)
-    if (event.event_id && event.event_id != orderId)
-      return { error: name + "event_id must be the order's (the key's and order_id's, as the tracker makes it), not another id" }
-    event.event_id = orderId
-  }
+  // A purchase's id is its order's (shared/order-event-id.ts), whoever sends it: the relay keeps
+  // an order's purchases apart by it, so a purchase is given its order's id, whatever id it came
+  // with (the service's own clients send none, another sender may make its own): it can neither
+  // pass for another order's purchase nor be lost for an id of another shape.
+  if (event.event == 'purchase') event.event_id = orderEventId(event.key, (properties as { order_id: string }).order_id)
   return { event }
 }

@@ -140,13 +140,13 @@ describe('lints, each on the event that deserves it', () => {
     const reader = await feed(started)
     const order = { order_id: 'o-1', currency: 'EUR', total_tax: 7.6, total_shipping: 5, total_discount: 2, line_items: [line('1', 19.99, 2)] }
     const messages = await send(started, reader, [
-      // Revenue in cents instead of units.
-      envelope('purchase', { ...order, revenue: 4958 }),
+      // Revenue in cents instead of units. Four orders: a purchase's id is its order's.
+      envelope('purchase', { ...order, order_id: 'o-1', revenue: 4958 }),
       // Shipping forgotten: 39.98 + 7.60 − 2 = 45.58.
-      envelope('purchase', { ...order, revenue: 45.58 }),
+      envelope('purchase', { ...order, order_id: 'o-2', revenue: 45.58 }),
       // Within the tolerance: 1 % of 50.58.
-      envelope('purchase', { ...order, revenue: 50.9 }),
-      envelope('purchase', { ...order, revenue: 43 })
+      envelope('purchase', { ...order, order_id: 'o-3', revenue: 50.9 }),
+      envelope('purchase', { ...order, order_id: 'o-4', revenue: 43 })
     ])
     expect(codes(messages)).toEqual([['revenue'], ['revenue'], [], []])
     expect(messages[0].lints[0].text).toBe('revenue 4958.00 is far from line items 39.98 + shipping 5.00 − discount 2.00 = 42.98 (50.58 with tax added)')
