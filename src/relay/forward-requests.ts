@@ -1,5 +1,6 @@
 import { MAX_BODY, pack } from '../shared/batch'
 import type { EngineRequest, Queued } from '../shared/engine'
+import { errorMessageOf } from '../shared/http'
 import type { RelayEvent } from './types'
 
 /*
@@ -79,19 +80,9 @@ export async function postToService(url: string, request: Outgoing, timeout: num
   try {
     const response = await fetch(url, { method: 'POST', headers: request.headers, body: request.body, signal: AbortSignal.timeout(timeout) })
     const text = await response.text().catch(() => '')
-    return { status: response.status, retryAfter: response.headers.get('retry-after'), message: response.ok ? '' : errorMessage(text) }
+    return { status: response.status, retryAfter: response.headers.get('retry-after'), message: response.ok ? '' : errorMessageOf(text) || '' }
   } catch {
     // No answer in time: a failure like a 503.
     return { status: 0, retryAfter: null, message: '' }
-  }
-}
-
-/** `error.message` of a body in SPEC's error shape; '' for any other body. */
-function errorMessage(text: string): string {
-  try {
-    const message = JSON.parse(text)?.error?.message
-    return typeof message == 'string' ? message : ''
-  } catch {
-    return ''
   }
 }

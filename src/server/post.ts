@@ -1,3 +1,4 @@
+import { errorMessageOf } from '../shared/http'
 import { SERVER_AGENT } from '../shared/server-agent'
 
 /** A collector's answer to one batch: its status (0 when none came in time), its Retry-After, and the error it gave. */
@@ -10,16 +11,6 @@ export interface BatchAnswer {
 
 // An error message longer than this is cut: it goes into a log line.
 const MAX_MESSAGE = 300
-
-/** The error message of a collector's answer body, if it has one. */
-function messageOf(text: string): string | undefined {
-  try {
-    const message = JSON.parse(text)?.error?.message
-    return typeof message == 'string' ? message.slice(0, MAX_MESSAGE) : undefined
-  } catch {
-    return undefined
-  }
-}
 
 /**
  * POSTs one batch to the collector and resolves its answer; no answer within `timeout` ms
@@ -40,7 +31,7 @@ export async function postBatch(url: string, body: string, timeout: number, cont
     // Read to the end, so that the connection can be reused; a refusal's words are kept.
     const text = await response.text().catch(() => '')
     const answer: BatchAnswer = { status: response.status, retryAfter: response.headers.get('retry-after') }
-    if (response.status >= 400) answer.message = messageOf(text)
+    if (response.status >= 400) answer.message = errorMessageOf(text)?.slice(0, MAX_MESSAGE)
     return answer
   } catch {
     // No answer, or none in time: a failure like a 503.

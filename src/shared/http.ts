@@ -24,6 +24,16 @@ export function verdictOf(status: number): Verdict {
  */
 export const withSendTime = (endpoint: string, now: number) => withParameter(endpoint, 't_sent=' + now)
 
+/** The collector's own words in an error answer's body, SPEC's error shape ("Errors": `{ error: { message } }`); undefined for any other body. */
+export function errorMessageOf(body: string): string | undefined {
+  try {
+    const message = JSON.parse(body)?.error?.message
+    return typeof message == 'string' ? message : undefined
+  } catch {
+    return undefined
+  }
+}
+
 /** `url` with one more query parameter (`name=value`, its value encoded already), after a `?` or an `&` as the URL needs. */
 export const withParameter = (url: string, parameter: string) => url + (url.includes('?') ? '&' : '?') + parameter
 
