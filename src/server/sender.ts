@@ -88,8 +88,9 @@ export function createServerTracker(options: ServerTrackerOptions): ServerTracke
         throw error
       }
       store.add(entry)
-      // Those a request carries are not counted: they are on their way.
-      const count = store.entries.filter((waiting) => !waiting.sending).length
+      // Those a request carries are not counted: they are on their way. Counted, not walked:
+      // this runs for every event of a burst.
+      const count = store.entries.length - transport.carried()
       if (count > maxQueuedEvents) overflow(count - maxQueuedEvents)
       // A full batch leaves within this call: a burst's first request starts before it ends.
       if (count >= maxBatchEvents) engine.send()

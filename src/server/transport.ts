@@ -22,17 +22,21 @@ export function createServerTransport(
   { endpoint, secret, requestTimeout = 10000, maxAttempts = 6 }: ServerTrackerOptions,
   store: { remove(entries: ServerEntry[]): void },
   drop: (entries: ServerEntry[], reason: ServerDropReason, detail?: string, said?: string) => void
-): Pick<Transport<ServerEntry, ServerRequest>, 'take' | 'post' | 'retry' | 'drop'> & { abandon(): void } {
-  // The requests posted and not yet answered, which close() gives up when it runs out of time.
+): Pick<Transport<ServerEntry, ServerRequest>, 'take' | 'post' | 'retry' | 'drop'> & { abandon(): void; carried(): number } {
+  // The requests posted and not yet answered, which close() gives up when it runs out of time,
+  // and how many events they carry.
   const posting = new Set<AbortController>()
+  let carried = 0
   return {
     take: (waiting, most, oversized) => pack(waiting, MAX_BODY, oversized, most).map((body) => ({ ...body, controller: new AbortController() })),
     async post(request) {
       posting.add(request.controller)
+      carried += request.entries.length
       try {
         return await postBatch(withSendTime(endpoint, Date.now()), request.body, requestTimeout, request.controller, secret)
       } finally {
         posting.delete(request.controller)
+        carried -= request.entries.length
       }
     },
     retry(request, answer) {
@@ -46,6 +50,8 @@ export function createServerTransport(
     },
     /** Gives up every request still posting. */
     abandon: () => posting.forEach((controller) => controller.abort()),
+    /** Events the requests still posting carry. */
+    carried: () => carried,
     drop
   }
 }
