@@ -1,4 +1,4 @@
-import { deliveryIds, ownerOf, rememberedIds, type DeliveryIds } from './dedupe'
+import { deliveryIds, isDelivered, ownerOf, rememberedIds, type DeliveryIds } from './dedupe'
 import type { DeliveryStore, RelayEvent } from './types'
 
 /** What the store said of a request's events. */
@@ -14,9 +14,6 @@ export interface Claims {
   /** Lets these of the fresh events go, for a resend to take them. */
   release(events: RelayEvent[]): Promise<void>
 }
-
-// A string, '' included: a store written before owners (whose lookup gave booleans) answers false for undelivered ids.
-const isDelivered = (owner: unknown): owner is string => typeof owner == 'string'
 
 /**
  * Claims a request's events in the store (dedupe.ts says under which keys), so that each reaches

@@ -65,7 +65,7 @@ export function createRelay(options: RelayOptions): Relay {
       notice('unproven', 1, UNPROVEN_SERVER)
       return json(401, failure(UNPROVEN_SERVER), headers)
     }
-    const server = sender != 'page'
+    const server = sender == 'proven'
     const intake = await readEnvelopes(request, maxBodyBytes)
     if ('status' in intake) return json(intake.status, failure(intake.message), headers)
 

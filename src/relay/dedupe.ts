@@ -12,8 +12,9 @@
  *     <scope>.p.<owner>.<id>   a purchase of one shopper's (page, pixel, GA4 bridge, and the server sender naming that shopper)
  *     <scope>.o.<id>           the shopper whose browser reported the order first
  *     <scope>.s.<id>           the shopper the shop's server sender named for the order
- *   A purchase's id is its order's (envelopes.ts refuses any other), so a click-item can never
- *   touch a purchase, nor one order's purchase another's.
+ *   A purchase's id is its order's (envelopes.ts gives it, whatever it came with), and no other
+ *   event may carry an order's id, so a click-item can never touch a purchase, nor one order's
+ *   purchase another's.
  *
  * The scope is one base-36 number and the owner two joined by a dot, so the parts of a key never
  * run together into another key.
@@ -45,6 +46,12 @@ function scopeOf(key: string): string {
  * holds no uid. 64 bits, as two 32-bit digests read forwards and backwards.
  */
 export const ownerOf = (uid: string) => fnv1a32(uid).toString(36) + '.' + fnv1a32(uid, uid.length - 1, -1).toString(36)
+
+/**
+ * Whether a store's lookup says a key was delivered: with its owner, '' included, or `true` from
+ * a store written before owners were kept (delivered, by a shopper it cannot name).
+ */
+export const isDelivered = (owner: unknown): owner is string | true => typeof owner == 'string' || owner === true
 
 /** The key an event, not a purchase, of `owner` with this id is claimed and remembered under. */
 export const eventKey = (apiKey: string, owner: string, eventId: string) => scopeOf(apiKey) + '.e.' + owner + '.' + eventId

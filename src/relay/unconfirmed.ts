@@ -3,16 +3,13 @@
  * tracker handed over unconfirmed, those it must send again.
  */
 import { uidFromCookieHeader } from '../shared/uid-cookie'
-import { ownerOf, shopperKey } from './dedupe'
+import { isDelivered, ownerOf, shopperKey } from './dedupe'
 import type { DeliveryStore, RelayEvent } from './types'
 
 // A request may ask about this many unconfirmed ids (the tracker asks about 50).
 const MAX_UNCONFIRMED = 200
 // The shoppers one request may ask for: its cookie's and its events' uids, a tracker's own being one or two.
 const MAX_ASKERS = 2
-
-// A string, '' included; a store written before owners answers true.
-const arrived = (owner: unknown) => typeof owner == 'string' || owner === true
 
 /**
  * The shoppers a request speaks for, by their owner digests: the uid cookie it carried (a
@@ -37,7 +34,7 @@ export function unconfirmedAnswer(store: DeliveryStore, keys: string[]) {
     // The question names no key: each id is looked up under every key the relay takes, for every asker.
     const perId = keys.length * owners.length
     const found = await store.lookup(asked.flatMap((id) => keys.flatMap((key) => owners.map((owner) => shopperKey(key, owner, id)))))
-    return asked.filter((_, index) => !found.slice(index * perId, (index + 1) * perId).some(arrived))
+    return asked.filter((_, index) => !found.slice(index * perId, (index + 1) * perId).some(isDelivered))
   }
 
   /** The ids of `question` (the query's comma-separated list) that never arrived for the request's shoppers. */

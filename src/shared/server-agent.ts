@@ -3,7 +3,8 @@
  * page by, so that a server sender without the relay's secret is told so rather than judged a
  * bot (Node's own agent is one, to isbot) and dropped.
  */
-export const SERVER_AGENT = 'discovery-feedback-server/1'
+const NAME = 'discovery-feedback-server/'
+export const SERVER_AGENT = NAME + '1'
 
-/** Whether a request's User-Agent is the server sender's. */
-export const isServerAgent = (ua: string | null | undefined) => !!ua && ua.startsWith('discovery-feedback-server/')
+/** Whether a request's User-Agent is the server sender's, of any version. */
+export const isServerAgent = (ua: string | null | undefined) => !!ua && ua.startsWith(NAME)
