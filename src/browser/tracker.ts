@@ -1,6 +1,7 @@
 import { envelope } from '../shared/envelope'
-import { asFeedbackError, feedbackError } from '../shared/error'
-import { checkUser, expectOneOf, validate } from '../shared/rules'
+import { feedbackError } from '../shared/error'
+import { createEventPath } from '../shared/event-path'
+import { checkUser, expectOneOf } from '../shared/rules'
 import type { EventName, EventProperties, FeedbackError, User } from '../shared/types'
 import { optedOut } from '../shared/privacy-signals'
 import { createAddons } from './addons'
@@ -25,7 +26,7 @@ import type { Addon, Consent, Stats, Tracker, TrackerOptions } from './types'
 export function createTracker(options: TrackerOptions): Tracker {
   const browser = typeof window == 'object'
   const { settings, user, broken } = readOptions(options, browser)
-  const { dropped, drop, guard, report } = createFaults(settings, broken)
+  const { dropped, drop, guard, refuse, report } = createFaults(settings, broken)
   const addons = createAddons(report)
   // Aborted by destroy(): every listener and history patch goes with it.
   const life = new AbortController()
@@ -43,8 +44,9 @@ export function createTracker(options: TrackerOptions): Tracker {
   const delivery = outbox && createDelivery(settings, outbox, drop, granted)
   let lastUrl: string | undefined
 
-  /** Queues an event in its envelope; returns the error it was dropped with when it is too large for any request. */
+  /** Queues an event in its envelope; returns the error it was refused with when consent is denied, or dropped with when it is too large for any request. */
   const push = (event: EventName, properties: Record<string, unknown>): FeedbackError | undefined => {
+    if (consent == 'denied') return feedbackError(event, undefined, 'not tracked: consent denied')
     // Until consent, events wait without a user: reading or writing the identity cookies needs
     // consent too. They get the shopper's identity the moment it is granted.
     const shopper = granted() ? identity!.user(true) : undefined
@@ -56,11 +58,18 @@ export function createTracker(options: TrackerOptions): Tracker {
     delivery!.queued()
   }
 
+  /** The way every event takes (shared/event-path.ts), with this page's add-ons, consent and outbox. */
+  const takeEvent = createEventPath<void>({
+    change: addons.change,
+    queue: push,
+    outcome: addons.outcome,
+    failed: refuse
+  })
+
   /**
-   * The way of every event, one direction: the add-ons, the rules, the envelope, the outbox, then
-   * a word to delivery and the add-ons. A view-page is completed from the page first: its URL, the
-   * last view's URL as `ref`, the viewport. Throws a FeedbackError naming the event, the field and
-   * the rule.
+   * An event from the page's call, on its way: a view-page is completed from the page first (its
+   * URL, the last view's URL as `ref`, the viewport), and a view-page taken is the last view.
+   * Throws a FeedbackError naming the event, the field and the rule.
    */
   const record = (event: EventName, input: unknown) => {
     // Broken options refuse every event with the fault that broke them.
@@ -72,25 +81,9 @@ export function createTracker(options: TrackerOptions): Tracker {
     // and know them again in its `event` hook (the GA4 bridge does, integrations/data-layer/link.ts).
     if (event == 'view-page' && (input == null || typeof input == 'object'))
       input = { url: location.href, ref: lastUrl ?? document.referrer, width: innerWidth, height: innerHeight, ...input }
-    const changed = addons.change(event, input)
-    if (!changed) return addons.outcome(event, input, feedbackError(event, undefined, 'dropped by an add-on'))
-    input = changed.properties
-    let properties
-    try {
-      properties = validate(event, input)
-    } catch (caught) {
-      addons.outcome(event, input, asFeedbackError(caught))
-      throw caught
-    }
-    if (consent == 'denied') return addons.outcome(event, properties, feedbackError(event, undefined, 'not tracked: consent denied'))
-    // SPEC "Event kinds": a click-item is sent along with add-to-cart, whichever way it is
-    // tracked, and goes the way of every event: the add-ons hear it, may change or drop it, and
-    // hear its outcome. Its rules pick its fields out of the add-to-cart's, which passed
-    // stricter ones.
-    if (event == 'add-to-cart') track('click-item', validate('click-item', properties))
-    addons.outcome(event, properties, push(event, properties))
-    if (event == 'view-page') {
-      lastUrl = properties.url as string
+    const { properties, error } = takeEvent(event, input)
+    if (event == 'view-page' && !error) {
+      lastUrl = (properties as EventProperties['view-page']).url
       addons.view(lastUrl)
     }
   }

@@ -1,5 +1,5 @@
 // Public types of the browser tracker (`discovery-feedback` and its script tag).
-import type { EventName, EventProperties, FeedbackError, User } from '../shared/types'
+import type { EventName, EventProperties, FeedbackError, Outcome, User } from '../shared/types'
 
 /** The shopper's choice about analytics storage and sending. */
 export type Consent = 'granted' | 'pending' | 'denied'
@@ -132,18 +132,6 @@ export interface Addon {
    * made it (the shop, or a banner's adapter, which hears it here to stay in step).
    */
   consent?(state: Consent): void
-}
-
-/** What became of one tracked event, as an add-on hears it. */
-export interface Outcome {
-  event: EventName
-  /** The properties as recorded; when refused, as they reached the rules. */
-  properties: unknown
-  /**
-   * Why it was refused: the rules' error, or one that says it was dropped (`too large`,
-   * `consent denied`, `dropped by an add-on`). Undefined when it was taken into the outbox.
-   */
-  error?: FeedbackError
 }
 
 /** Counts of a tracker's events. */

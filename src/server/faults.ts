@@ -42,5 +42,5 @@ export function createServerFaults(onError: ((error: Error) => void) | undefined
     }
     overflowing += count
   }
-  return { drop, overflow }
+  return { drop, overflow, report }
 }

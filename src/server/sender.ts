@@ -1,9 +1,10 @@
 import { envelope } from '../shared/envelope'
 import { createEngine } from '../shared/engine'
 import { feedbackError } from '../shared/error'
+import { createEventPath } from '../shared/event-path'
 import { createMemoryStore } from '../shared/memory-store'
-import { checkUser, validate } from '../shared/rules'
-import type { User } from '../shared/types'
+import { checkUser } from '../shared/rules'
+import type { EventName, User } from '../shared/types'
 import { createServerFaults } from './faults'
 import { createServerTransport, type ServerEntry, type ServerRequest } from './transport'
 import type { ServerTracker, ServerTrackerOptions } from './types'
@@ -62,6 +63,26 @@ export function createServerTracker(options: ServerTrackerOptions): ServerTracke
     faults.overflow(over.length, maxQueuedEvents)
   }
 
+  /** Queues an event in its envelope, under the shopper the call named. */
+  const queue = (event: EventName, properties: Record<string, unknown>, shopper: User) => {
+    store.add({ event: envelope(event, properties, key, shopper) })
+    // Those a request carries are not counted: they are on their way. Counted, not walked:
+    // this runs for every event of a burst.
+    const count = store.entries.length - transport.carried()
+    if (count > maxQueuedEvents) overflow(count - maxQueuedEvents)
+    // A full batch leaves within this call: a burst's first request starts before it ends.
+    if (count >= maxBatchEvents) engine.send()
+    else engine.queued()
+    return undefined
+  }
+
+  /**
+   * The way every event takes (shared/event-path.ts): the rules, the events SPEC sends along
+   * (an add-to-cart's click-item), then the queue. Nothing here is refused once it passed the
+   * rules, so nothing sent along can fail: the server has no add-ons to change it.
+   */
+  const takeEvent = createEventPath<User>({ queue, failed: faults.report })
+
   /** Resolves when nothing waits or flies, or after `timeout` ms: true if it timed out. */
   async function drain(timeout: number): Promise<boolean> {
     let late = false
@@ -79,22 +100,12 @@ export function createServerTracker(options: ServerTrackerOptions): ServerTracke
   return {
     track(event, properties, user) {
       if (closed) throw feedbackError(event, undefined, 'was tracked after close()')
-      let entry: ServerEntry
       try {
-        const shopper = serverUser(event, user)
-        entry = { event: envelope(event, validate(event, properties), key, shopper) }
+        takeEvent(event, properties, serverUser(event, user))
       } catch (error) {
         dropped.invalid++
         throw error
       }
-      store.add(entry)
-      // Those a request carries are not counted: they are on their way. Counted, not walked:
-      // this runs for every event of a burst.
-      const count = store.entries.length - transport.carried()
-      if (count > maxQueuedEvents) overflow(count - maxQueuedEvents)
-      // A full batch leaves within this call: a burst's first request starts before it ends.
-      if (count >= maxBatchEvents) engine.send()
-      else engine.queued()
     },
     flush: ({ timeout = 10000 } = {}) => drain(timeout).then(() => {}),
     close({ timeout = 10000 } = {}) {

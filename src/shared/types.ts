@@ -123,3 +123,15 @@ export interface FeedbackError extends Error {
   /** The property path at fault, e.g. `line_items[0].quantity`. */
   field?: string
 }
+
+/** What became of one tracked event: what its sender returns, and what an add-on hears. */
+export interface Outcome {
+  event: EventName
+  /** The properties as recorded; when refused, as they reached the rules. */
+  properties: unknown
+  /**
+   * Why it was refused: the rules' error, or one that says it was dropped (`too large`,
+   * `consent denied`, `dropped by an add-on`). Undefined when it was taken into the queue (a page's outbox).
+   */
+  error?: FeedbackError
+}

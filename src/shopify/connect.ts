@@ -1,7 +1,7 @@
 import type { Checkout, Context, PixelEventsCheckoutCompleted, PixelEventsPageViewed } from '@shopify/web-pixels-extension'
 import { envelope } from '../shared/envelope'
 import { feedbackError } from '../shared/error'
-import { validate } from '../shared/rules'
+import { createEventPath } from '../shared/event-path'
 import type { EventName } from '../shared/types'
 import type { Consent } from '../browser/types'
 import { collectedConsent, initialConsent } from './consent'
@@ -23,12 +23,16 @@ const CHECKOUT_STEPS = [
 // Events tracked while consent is pending wait in memory, at most this many (a checkout has few).
 const MAX_AWAITING_CONSENT = 100
 
-/** An event that passed the rules, with the context and time of the Shopify event it came from. */
-interface Tracked {
-  event: EventName
-  properties: Record<string, unknown>
+/** The context and time of the Shopify event a SPEC event came from. */
+interface ShopifyMoment {
   context: Context
   timestamp: string
+}
+
+/** An event that passed the rules, with the moment of the Shopify event it came from. */
+interface Tracked extends ShopifyMoment {
+  event: EventName
+  properties: Record<string, unknown>
 }
 
 /** The options a pixel cannot work without, read once into a copy; the first fault found, if any. */
@@ -88,16 +92,24 @@ export function connectShopify(api: PixelApi, options: ShopifyOptions): ShopifyC
       delivery.add({ event: { ...made, t_client: Date.parse(timestamp) || made.t_client } })
     })
 
-  /** The way of every event: the rules, then consent, then delivery. Throws a FeedbackError naming the event, the field and the rule. */
-  const track = (event: EventName, input: unknown, context: Context, timestamp: string) => {
-    const tracked = { event, properties: validate(event, input), context, timestamp }
-    if (settings.debug) console.log('discovery-feedback:', event, tracked.properties)
-    if (consent == 'granted') deliver(tracked)
-    else if (consent == 'pending') {
-      if (awaitingConsent.length < MAX_AWAITING_CONSENT) awaitingConsent.push(tracked)
-      else faults.drop(1, 'overflow', event, 'more than ' + MAX_AWAITING_CONSENT + ' events waited for consent')
-    }
-  }
+  /**
+   * The way every event takes (shared/event-path.ts): the rules, then, by consent, delivery or
+   * the wait for consent. Throws a FeedbackError naming the event, the field and the rule.
+   */
+  const takeEvent = createEventPath<ShopifyMoment>({
+    queue(event, properties, { context, timestamp }) {
+      const tracked = { event, properties, context, timestamp }
+      if (settings.debug) console.log('discovery-feedback:', event, properties)
+      if (consent == 'granted') deliver(tracked)
+      else if (consent == 'pending') {
+        if (awaitingConsent.length < MAX_AWAITING_CONSENT) awaitingConsent.push(tracked)
+        else faults.drop(1, 'overflow', event, 'more than ' + MAX_AWAITING_CONSENT + ' events waited for consent')
+      }
+      return undefined
+    },
+    failed: faults.invalid
+  })
+  const track = (event: EventName, input: unknown, context: Context, timestamp: string) => takeEvent(event, input, { context, timestamp })
 
   const setConsent = (next: Consent) => {
     if (next == consent || blocked) return

@@ -68,6 +68,22 @@ describe('createServerTracker (discovery-feedback/server)', () => {
     return { url: `http://127.0.0.1:${(server.address() as any).port}/v3/feedback`, bodies, close: () => server.close() }
   }
 
+  it('sends an add-to-cart with the click-item SPEC sends along with it, the click first, under the same shopper', async () => {
+    const { createServerTracker } = await import('../../src/server')
+    const target = await collector([])
+    const tracker = createServerTracker({ key: 'KEY', endpoint: target.url })
+    tracker.track('add-to-cart', { item_id: '42', variant_item_id: '421', quantity: 2, rid: 'rec-1' }, shopper)
+    await tracker.flush()
+    target.close()
+    const events = target.bodies.flatMap((body) => body.events)
+    expect(events.map((event) => [event.event, event.properties])).toEqual([
+      ['click-item', { rid: 'rec-1', item_id: '42', variant_item_id: '421' }],
+      ['add-to-cart', { item_id: '42', variant_item_id: '421', quantity: 2, rid: 'rec-1' }]
+    ])
+    expect(events.every((event) => event.user.uid == shopper.uid && event.user.ip == shopper.ip)).toBe(true)
+    expect(tracker.stats()).toMatchObject({ sent: 2 })
+  })
+
   it("sends a purchase from a webhook with the shopper's ip and ua, batched, retrying a 503", async () => {
     const { createServerTracker } = await import('../../src/server')
     const target = await collector([503])
