@@ -65,7 +65,8 @@ export interface ServerTracker {
   /**
    * Queues an event for a shopper who is not on the line: a purchase from an order webhook.
    * `user` needs uid and sid (the ones the browser had, e.g. from the order's cookies) and,
-   * as SPEC asks when the call does not come from the shopper's browser, ip and ua.
+   * as SPEC asks when the call does not come from the shopper's browser, ip and ua. An
+   * add-to-cart sends its click-item along, first, as SPEC asks of every sender.
    * Throws a FeedbackError naming the event, the field and the rule.
    */
   track<E extends EventName>(event: E, properties: EventProperties[E], user: ServerUser): void
