@@ -3,7 +3,7 @@ import type { DeadLetter, DeadLetterSink } from './types'
 
 // Calls of the dead-letter sink in flight at once; beyond, refused envelopes are dropped and
 // counted. A sink that hangs holds at most this many calls, and never a page's answer.
-const IN_FLIGHT = 16
+const MAX_CALLS = 16
 
 /**
  * Hands refused envelopes to the shop's dead-letter sink, for it to see and replay what its pages
@@ -11,11 +11,11 @@ const IN_FLIGHT = 16
  * or hangs changes nothing of it. Failures reach `report` (the relay's onError).
  */
 export function deadLetters(sink: DeadLetterSink | undefined, metrics: Metrics, report: (error: unknown) => void) {
-  let inFlight = 0
+  let calls = 0
   return (letters: DeadLetter[]) => {
     if (!sink || !letters.length) return
-    if (inFlight >= IN_FLIGHT) return metrics.deadLetters('dropped', letters.length)
-    inFlight++
+    if (calls >= MAX_CALLS) return metrics.deadLetters('dropped', letters.length)
+    calls++
     // Called from a promise: a sink that throws at once fails like one that rejects.
     Promise.resolve()
       .then(() => sink(letters))
@@ -26,6 +26,6 @@ export function deadLetters(sink: DeadLetterSink | undefined, metrics: Metrics, 
           report(error)
         }
       )
-      .finally(() => inFlight--)
+      .finally(() => calls--)
   }
 }
