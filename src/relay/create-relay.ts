@@ -107,7 +107,7 @@ export function createRelay(options: RelayOptions): Relay {
     }
     if (claims.held) metrics.unavailable('held')
     else {
-      settled(batch, metrics, dead, intake.key, receivedAt)
+      settled(batch, metrics, dead, intake.key, receivedAt, client)
       notice('bot', droppedBots)
       notice('rejected', batch.rejected.length, batch.rejected[0]?.error)
     }

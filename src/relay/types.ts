@@ -26,8 +26,15 @@ export interface DeadLetter {
   key: string
   /** When the relay received and refused it (epoch ms). */
   refused_at: number
-  /** The envelope as it came. */
+  /**
+   * The envelope as it came, but for the shopper's personal data: its `user.email`, `user.ip`
+   * and `user.ua` are kept as the kind of value they were (`'(removed: text of 23 characters)'`),
+   * never as the value. One whose JSON is over 2 KiB is cut short: texts to 256 characters,
+   * arrays and objects where 2 KiB end, with how many more entries there were.
+   */
   envelope: unknown
+  /** Set when `envelope` was cut short. */
+  truncated?: true
 }
 
 /** Where refused envelopes go: `fileSink(path)`, `forwardSink({ format: 'batch', … })`, or the shop's own function. */
