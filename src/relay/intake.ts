@@ -111,8 +111,11 @@ export async function readEnvelopes(request: Request, maxBodyBytes: number, time
     // The client went before its body ended: nobody is left to read the answer, and nothing of the relay failed.
     return { status: 400, message: 'the request ended before its body' }
   }
-  if (body == 'too large') return { status: 413, message: 'body is larger than ' + maxBodyBytes + ' bytes' }
-  if (body == 'too slow') return { status: 408, message: 'the body did not arrive within ' + timeoutMs / 1000 + ' s' }
+  // Told apart by type: `==` would turn the bytes into text to compare them.
+  if (typeof body == 'string') {
+    if (body == 'too large') return { status: 413, message: 'body is larger than ' + maxBodyBytes + ' bytes' }
+    return { status: 408, message: 'the body did not arrive within ' + timeoutMs / 1000 + ' s' }
+  }
   let parsed: unknown
   try {
     parsed = JSON.parse(new TextDecoder().decode(body))
