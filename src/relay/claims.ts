@@ -1,4 +1,5 @@
-import { deliveryIds, isDelivered, ownerOf, rememberedIds, type DeliveryIds } from './dedupe'
+import { deliveryIds, ownerOf, rememberedIds, type DeliveryIds } from './dedupe'
+import { judgePurchases, pendingOrders } from './order-claims'
 import type { DeliveryStore, RelayEvent } from './types'
 
 /** What the store said of a request's events. */
@@ -15,29 +16,18 @@ export interface Claims {
   release(events: RelayEvent[]): Promise<void>
 }
 
-/**
- * Claims a request's events in the store (dedupe.ts says under which keys), so that each reaches
- * the sink once across every instance. `server`: the request is the shop's server sender's.
- *
- * Every event is claimed for its shopper, so a duplicate is only ever the same shopper's event
- * again. A purchase is then held against what is known of its order:
- * - a page's purchase whose order the server sender named this shopper for is a duplicate; one
- *   whose order another shopper reported first, or the server named another for, is stored
- *   marked `order_conflict`, so that a forger's copy never shuts out the real one and a page
- *   learns nothing from its answer of an order that is not its shopper's;
- * - the server sender's purchase is claimed by its order, once however often the platform
- *   retries; when the shopper it names reported the order first, it is that purchase again (the
- *   first copy counts, never a doubled revenue); when another shopper did, it is stored marked
- *   `order_conflict`, the order's word for the shop to settle by.
- */
-export async function claimEvents(store: DeliveryStore, events: RelayEvent[], server: boolean, token: string, claimMs: number): Promise<Claims> {
-  // A request's events are mostly one shopper's: each uid's digest is made once.
+/** The owner (dedupe.ts) of an event's shopper: a request's events are mostly one shopper's, so each uid's digest is made once. */
+function ownersOf() {
   const owners = new Map<string, string>()
-  const ownerOfEvent = (event: RelayEvent) => {
+  return (event: RelayEvent) => {
     let owner = owners.get(event.user.uid)
     if (owner === undefined) owners.set(event.user.uid, (owner = ownerOf(event.user.uid)))
     return owner
   }
+}
+
+/** A request's events by their keys: those with an id, each once; the second of an id from one shopper, a duplicate; those without. */
+function namedEvents(events: RelayEvent[], ownerOfEvent: (event: RelayEvent) => string, server: boolean) {
   const ids = new Map<RelayEvent, DeliveryIds>()
   const claimed = new Set<string>()
   const duplicates: RelayEvent[] = []
@@ -55,38 +45,37 @@ export async function claimEvents(store: DeliveryStore, events: RelayEvent[], se
       claimed.add(named.claim)
     }
   }
+  return { ids, duplicates, unnamed }
+}
 
+/**
+ * Claims a request's events in the store (dedupe.ts says under which keys), so that each reaches
+ * the sink once across every instance. `server`: the request is the shop's server sender's.
+ *
+ * Every event is claimed for its shopper, so a duplicate is only ever the same shopper's event
+ * again. A purchase is then held against what is known of its order:
+ * - a page's purchase whose order the server sender named this shopper for is a duplicate; one
+ *   whose order another shopper reported first, or the server named another for, is stored
+ *   marked `order_conflict`, so that a forger's copy never shuts out the real one and a page
+ *   learns nothing from its answer of an order that is not its shopper's;
+ * - the server sender's purchase is claimed by its order, once however often the platform
+ *   retries; when the shopper it names reported the order first, it is that purchase again (the
+ *   first copy counts, never a doubled revenue); when another shopper did, it is stored marked
+ *   `order_conflict`, the order's word for the shop to settle by.
+ *
+ * A purchase whose order another request is storing now waits for it (order-claims.ts): the
+ * request is answered 503, and its resend is judged by what the other left.
+ */
+export async function claimEvents(store: DeliveryStore, events: RelayEvent[], server: boolean, token: string, claimMs: number): Promise<Claims> {
+  const ownerOfEvent = ownersOf()
+  const { ids, duplicates, unnamed } = namedEvents(events, ownerOfEvent, server)
   const named = [...ids.keys()]
-  const states = await store.claim(
-    named.map((event) => ids.get(event)!.claim),
-    token,
-    claimMs
-  )
-  let fresh = named.filter((_, index) => states[index] == 'new')
+  const orders = pendingOrders(named, ids)
+  const states = await store.claim([...named.map((event) => ids.get(event)!.claim), ...orders.keys], token, claimMs)
+  const waiting = orders.waitingOf(states)
+  let fresh = named.filter((event, index) => states[index] == 'new' && !waiting.has(event))
   duplicates.push(...named.filter((_, index) => states[index] == 'delivered'))
-
-  // What is known of each fresh purchase's order: which shopper's browser reported it first, and
-  // which shopper the server sender named.
-  const purchases = fresh.filter((event) => ids.get(event)!.order)
-  const said = await store.lookup(purchases.flatMap((event) => [ids.get(event)!.order!.reported, ids.get(event)!.order!.server]))
-  const repeated = new Set<RelayEvent>()
-  const firstReports = new Set<RelayEvent>()
-  purchases.forEach((event, index) => {
-    const reportedBy = said[2 * index]
-    const serverSaid = said[2 * index + 1]
-    const owner = ownerOfEvent(event)
-    const repeats = server ? reportedBy == owner : serverSaid == owner
-    const otherShopper = (isDelivered(reportedBy) && reportedBy != owner) || (!server && isDelivered(serverSaid) && serverSaid != owner)
-    if (repeats) repeated.add(event)
-    else if (otherShopper) event.order_conflict = true
-    if (!server && !isDelivered(reportedBy)) firstReports.add(event)
-  })
-  // A page's repeat lets its claim go; the server sender's keeps it, as the order's word given (below).
-  if (!server && repeated.size)
-    await store.release(
-      [...repeated].map((event) => ids.get(event)!.claim),
-      token
-    )
+  const { repeated, firstReports } = await judgePurchases(store, fresh, ids, server, ownerOfEvent)
   duplicates.push(...repeated)
   fresh = fresh.filter((event) => !repeated.has(event))
 
@@ -102,6 +91,9 @@ export async function claimEvents(store: DeliveryStore, events: RelayEvent[], se
     }
     if (markedKeys.length) await store.delivered(markedKeys, token, markedOwners)
   }
+  const release = async (keys: string[]) => {
+    if (keys.length) await store.release(keys, token)
+  }
 
   if (server) {
     fresh.forEach((event) => (event.from_server = true))
@@ -109,20 +101,24 @@ export async function claimEvents(store: DeliveryStore, events: RelayEvent[], se
     // given, and a page of another shopper's after it is a conflict.
     await mark([...repeated], (event) => rememberedIds(ids.get(event)!, false))
   }
+  // Let go now: a page's repeats (the server sender's keep theirs, as the order's word given),
+  // the purchases that wait for their order, and the orders no fresh purchase is of.
+  await release([...(server ? [] : repeated), ...waiting].map((event) => ids.get(event)!.claim).concat(orders.unneeded(fresh)))
 
   const order = new Map(events.map((event, index) => [event, index]))
   return {
     fresh: [...unnamed, ...fresh].sort((a, b) => order.get(a)! - order.get(b)!),
     duplicates,
-    held: states.includes('claimed'),
-    delivered: (done) =>
-      mark(
-        done.filter((event) => ids.has(event)),
-        (event) => rememberedIds(ids.get(event)!, firstReports.has(event))
-      ),
+    held: states.slice(0, named.length).includes('claimed') || waiting.size > 0,
+    async delivered(done) {
+      const marked = done.filter((event) => ids.has(event))
+      await mark(marked, (event) => rememberedIds(ids.get(event)!, firstReports.has(event)))
+      // Only once the order's keys are written may another request's purchase of it read them.
+      await release(orders.of(marked))
+    },
     release: async (failed) => {
-      const claims = failed.filter((event) => ids.has(event)).map((event) => ids.get(event)!.claim)
-      if (claims.length) await store.release(claims, token)
+      const claimed = failed.filter((event) => ids.has(event))
+      await release(claimed.map((event) => ids.get(event)!.claim).concat(orders.of(claimed)))
     }
   }
 }

@@ -1,6 +1,8 @@
 import { nanoid } from 'nanoid'
 import { attempt } from '../shared/attempt'
+import { admission } from './admission'
 import { batchAnswer } from './batch-status'
+import { BODY_TIMEOUT_MS } from './body-limits'
 import { botSorter } from './bots'
 import { claimEvents } from './claims'
 import { clientAddress } from './client-address'
@@ -10,7 +12,6 @@ import { deadLetters } from './dead-letter'
 import { dropNotices } from './drop-notices'
 import { envelopeAcceptor } from './envelope-acceptor'
 import { asImage } from './image-answer'
-import { readEnvelopes } from './intake'
 import { memoryStore } from './memory-delivery-store'
 import { relayMetrics, timedStore } from './metrics'
 import { rateLimiter } from './rate-limit'
@@ -39,7 +40,7 @@ function checkRequired({ keys, sink }: RelayOptions) {
  * instance that shares the store (docs/guide/relay.md says where that can fail).
  */
 export function createRelay(options: RelayOptions): Relay {
-  const { keys, sink, origins, maxBodyBytes = 256 * 1024, claimMs = 30000, onBatch, bots = 'drop' } = options
+  const { keys, sink, origins, maxBodyBytes = 256 * 1024, bodyTimeoutMs = BODY_TIMEOUT_MS, claimMs = 30000, onBatch, bots = 'drop' } = options
   checkRequired(options)
   const addresses = clientAddress(options)
   const fromServer = serverSenders(options.serverSecrets)
@@ -48,13 +49,15 @@ export function createRelay(options: RelayOptions): Relay {
   const sortBots = botSorter(bots)
   // A failing handler must not turn one fault into two.
   const report = (error: unknown) => attempt(() => options.onError?.(error as Error))
-  // What the relay drops is said without an onError too: a missing event must leave a trace a person reads.
-  const notice = dropNotices((error) => attempt(() => (options.onError ? options.onError(error) : console.warn(error.name + ': ' + error.message))))
+  // What the relay drops, and what it warns of, is said without an onError too: a missing event must leave a trace a person reads.
+  const tell = (error: Error) => attempt(() => (options.onError ? options.onError(error) : console.warn(error.name + ': ' + error.message)))
+  const notice = dropNotices(tell)
   const dead = deadLetters(options.deadLetter, metrics, report)
   const acceptEnvelopes = envelopeAcceptor(new Set(keys), addresses)
   const renewCookie = uidCookieRenewal(options.cookie)
   const missingOf = unconfirmedAnswer(store, keys)
-  const rateLimited = rateLimiter(store, options.rateLimit, keys.length)
+  const limiter = rateLimiter(store, options.rateLimit, keys.length, tell)
+  const admit = admission({ maxBodyBytes, bodyTimeoutMs, limiter })
   const deliver = sinkDelivery(sink, metrics, report)
 
   async function handleBatch(request: Request, info: RequestInfo | undefined, headers: Record<string, string>): Promise<Response> {
@@ -66,16 +69,14 @@ export function createRelay(options: RelayOptions): Relay {
       return json(401, failure(UNPROVEN_SERVER), headers)
     }
     const server = sender == 'proven'
-    const intake = await readEnvelopes(request, maxBodyBytes)
-    if ('status' in intake) return json(intake.status, failure(intake.message), headers)
+    const query = new URL(request.url).searchParams
+    // A page's request counts against its address's bucket; the shop's server sends for every shopper.
+    const client = server ? undefined : limiter.bucketOf(addresses.client(request.headers, info?.remoteAddress))
+    const intake = await admit(request, client, query, headers)
+    if (intake instanceof Response) return intake
 
     const receivedAt = Date.now()
-    const query = new URL(request.url).searchParams
     const { sentAt, skew } = clockOf(query, receivedAt)
-    // A page's events count against its address's bucket; the shop's server sends for every shopper.
-    const client = server ? undefined : addresses.client(request.headers, info?.remoteAddress)
-    const tooMany = await rateLimited(client, intake.envelopes.length, query, headers)
-    if (tooMany) return tooMany
 
     const batch: BatchReport = { accepted: [], duplicates: [], rejected: [], bots: [], variantsFilled: 0, sentAt }
     const ip = addresses.of(request.headers, info?.remoteAddress)
@@ -106,7 +107,7 @@ export function createRelay(options: RelayOptions): Relay {
     }
     if (claims.held) metrics.unavailable('held')
     else {
-      settled(batch, metrics, dead, intake.key, receivedAt)
+      settled(batch, metrics, dead, intake.key, receivedAt, client)
       notice('bot', droppedBots)
       notice('rejected', batch.rejected.length, batch.rejected[0]?.error)
     }

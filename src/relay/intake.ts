@@ -17,27 +17,42 @@ export const MAX_ENVELOPES = 500
 // The envelope's own fields; in the SDK's flattened form, every other field is a property.
 const ENVELOPE_FIELDS = new Set(['event', 'key', 't_client', 'user', 'event_id', 'properties'])
 
-/** The envelopes of a request, or the status and message it is refused with. */
-export type Intake = { envelopes: unknown[]; key: string | null } | { status: number; message: string }
+/** The envelopes of a request and the bytes it carried them in, or the status and message it is refused with. */
+export type Intake = { envelopes: unknown[]; key: string | null; bytes: number } | { status: number; message: string }
 
 const isObject = (value: unknown): value is Record<string, unknown> => !!value && typeof value == 'object' && !Array.isArray(value)
 
-/** The body as text, or null once it is longer than `limit` bytes: read as it arrives, never buffered whole beyond it. */
-async function readLimited(request: Request, limit: number): Promise<string | null> {
-  if (Number(request.headers.get('content-length')) > limit) return null
-  if (!request.body) return ''
+/**
+ * The body as bytes, or why it was not read: longer than `limit` bytes (read as it arrives,
+ * never buffered whole beyond it), or not whole within `timeoutMs`, when the rest of it is
+ * given up (a sender that trickles its body would hold the relay's memory for as long as it likes).
+ */
+async function readLimited(request: Request, limit: number, timeoutMs: number): Promise<Uint8Array | 'too large' | 'too slow'> {
+  if (Number(request.headers.get('content-length')) > limit) return 'too large'
+  if (!request.body) return new Uint8Array(0)
   const reader = request.body.getReader()
+  let late = false
+  const timer = setTimeout(() => {
+    late = true
+    // The read in progress ends at once, as if the body had.
+    reader.cancel().catch(() => {})
+  }, timeoutMs)
   const chunks: Uint8Array[] = []
   let size = 0
-  for (;;) {
-    const { done, value } = await reader.read()
-    if (done) break
-    size += value.length
-    if (size > limit) {
-      reader.cancel().catch(() => {})
-      return null
+  try {
+    for (;;) {
+      const { done, value } = await reader.read()
+      if (late) return 'too slow'
+      if (done) break
+      size += value.length
+      if (size > limit) {
+        reader.cancel().catch(() => {})
+        return 'too large'
+      }
+      chunks.push(value)
     }
-    chunks.push(value)
+  } finally {
+    clearTimeout(timer)
   }
   const bytes = new Uint8Array(size)
   let offset = 0
@@ -45,7 +60,7 @@ async function readLimited(request: Request, limit: number): Promise<string | nu
     bytes.set(chunk, offset)
     offset += chunk.length
   }
-  return new TextDecoder().decode(bytes)
+  return bytes
 }
 
 /** A decimal number as a query string writes it, or the text unchanged for the rules to refuse by name. */
@@ -78,34 +93,39 @@ function fromQuery(search: string): Record<string, unknown> {
 
 /**
  * Reads a request's envelopes: a GET's from its query (the feedback library's image), a POST's
- * from its JSON body, an array or one envelope. `key` is the key the request gives beside them
- * (`?key=`, or the `X-Key` header SPEC "Authentication" names), for envelopes that carry none.
+ * from its JSON body, an array or one envelope, given `timeoutMs` to arrive. `key` is the key the
+ * request gives beside them (`?key=`, or the `X-Key` header SPEC "Authentication" names), for
+ * envelopes that carry none.
  */
-export async function readEnvelopes(request: Request, maxBodyBytes: number): Promise<Intake> {
+export async function readEnvelopes(request: Request, maxBodyBytes: number, timeoutMs: number): Promise<Intake> {
   const url = new URL(request.url)
   const key = url.searchParams.get('key') || request.headers.get('x-key')
   if (request.method == 'GET') {
     if (!url.searchParams.has('event')) return { status: 400, message: 'a GET request carries its event in the query' }
-    return { envelopes: [fromQuery(url.search)], key }
+    return { envelopes: [fromQuery(url.search)], key, bytes: url.search.length }
   }
-  let text: string | null
+  let body: Awaited<ReturnType<typeof readLimited>>
   try {
-    text = await readLimited(request, maxBodyBytes)
+    body = await readLimited(request, maxBodyBytes, timeoutMs)
   } catch {
     // The client went before its body ended: nobody is left to read the answer, and nothing of the relay failed.
     return { status: 400, message: 'the request ended before its body' }
   }
-  if (text == null) return { status: 413, message: 'body is larger than ' + maxBodyBytes + ' bytes' }
+  // Told apart by type: `==` would turn the bytes into text to compare them.
+  if (typeof body == 'string') {
+    if (body == 'too large') return { status: 413, message: 'body is larger than ' + maxBodyBytes + ' bytes' }
+    return { status: 408, message: 'the body did not arrive within ' + timeoutMs / 1000 + ' s' }
+  }
   let parsed: unknown
   try {
-    parsed = JSON.parse(text)
+    parsed = JSON.parse(new TextDecoder().decode(body))
   } catch (error) {
     return { status: 400, message: 'body is not JSON: ' + (error as Error).message }
   }
   // The tracker sends an array; a single SPEC envelope is taken as a batch of one.
   const envelopes = Array.isArray(parsed) ? parsed : [parsed]
   if (envelopes.length > MAX_ENVELOPES) return { status: 413, message: 'more than ' + MAX_ENVELOPES + ' envelopes in one request' }
-  return { envelopes, key }
+  return { envelopes, key, bytes: body.length }
 }
 
 /** A product without variants is its own variant: the id the service's own clients leave out. */

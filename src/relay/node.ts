@@ -6,6 +6,8 @@ interface NodeRequest {
   url?: string
   headers: Record<string, string | string[] | undefined>
   socket: { remoteAddress?: string; encrypted?: boolean }
+  /** Whether the whole request, its body included, has arrived. */
+  complete?: boolean
   on(event: 'data', listener: (chunk: Uint8Array) => void): unknown
   on(event: 'end' | 'close', listener: () => void): unknown
   on(event: 'error', listener: (error: Error) => void): unknown
@@ -96,16 +98,17 @@ export function toNodeHandler(relay: Relay) {
       const cookies = answer.headers.getSetCookie()
       if (cookies.length) out['set-cookie'] = cookies
       const text = await answer.text()
-      if (answer.status != 413) {
+      if (request.complete !== false) {
         response.writeHead(answer.status, out)
         response.end(text)
         return
       }
-      // An upload refused while its body is still arriving: closing on unread data would make
-      // TCP reset the connection and the client lose the answer. So the answer goes out whole,
-      // the rest of the body is read and thrown away, and the connection closes once that
-      // ends, or after LINGER_MS, as HTTP servers linger before a close.
-      response.writeHead(413, { ...out, 'content-length': String(new TextEncoder().encode(text).length), connection: 'close' })
+      // An answer given before the body arrived whole (413 over the limit, 429 over the rate
+      // limit, 408 too slow): closing on unread data would make TCP reset the connection and the
+      // client lose the answer. So the answer goes out whole, the rest of the body is read and
+      // thrown away, and the connection closes once that ends, or after LINGER_MS, as HTTP
+      // servers linger before a close: a sender that never finishes holds it no longer.
+      response.writeHead(answer.status, { ...out, 'content-length': String(new TextEncoder().encode(text).length), connection: 'close' })
       response.write(text)
       const close = () => {
         clearTimeout(linger)

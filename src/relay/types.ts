@@ -26,8 +26,15 @@ export interface DeadLetter {
   key: string
   /** When the relay received and refused it (epoch ms). */
   refused_at: number
-  /** The envelope as it came. */
+  /**
+   * The envelope as it came, but for the shopper's personal data: its `user.email`, `user.ip`
+   * and `user.ua` are kept as the kind of value they were (`'(removed: text of 23 characters)'`),
+   * never as the value. One whose JSON is over 2 KiB is cut short: texts to 256 characters,
+   * arrays and objects where 2 KiB end, with how many more entries there were.
+   */
   envelope: unknown
+  /** Set when `envelope` was cut short. */
+  truncated?: true
 }
 
 /** Where refused envelopes go: `fileSink(path)`, `forwardSink({ format: 'batch', … })`, or the shop's own function. */
@@ -115,12 +122,21 @@ export interface RelayOptions {
   /**
    * Events a client address may send (a token bucket in the store, shared by every instance):
    * `burst` at once, `perSecond` more each second; beyond, 429 with Retry-After, and the tracker
-   * sends them later. The shop's server senders are not limited. Default
-   * `{ burst: 2000, perSecond: 10 }`; `false` for none. A store without `take` limits nothing.
+   * sends them later. A request costs a token for each event, or for each KiB of its body where
+   * that is more, paid for the bytes it declares before its body is read. Requests that show no
+   * client address share one bucket, and the relay warns of them once. The shop's server
+   * senders are not limited. Default `{ burst: 2000, perSecond: 10 }`; `false` for none. A store
+   * without `take` limits nothing.
    */
   rateLimit?: RateLimit | false
   /** Largest request body in bytes. Default 262144 (256 KiB). */
   maxBodyBytes?: number
+  /**
+   * Milliseconds a request's body may take to arrive whole; a slower one is answered 408 and
+   * given up. Default 10,000. A client address may have 32 bodies arriving at once; a request
+   * beyond is answered 429 unread.
+   */
+  bodyTimeoutMs?: number
   /** Milliseconds a claim on an event id holds while its sink runs; an instance that dies mid-batch frees its events after this. Keep it above the sink's longest call (forwardSink: two timeouts, 20 s). Default 30,000. */
   claimMs?: number
   /**

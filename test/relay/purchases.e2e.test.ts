@@ -74,7 +74,7 @@ async function image(url: string, envelope: object) {
 function forgedIds(orderId: string): string[] {
   const id = orderEventId(KEY, orderId)
   const { order } = deliveryIds(purchase(orderId) as never, ownerOf(shopperOf(orderId).uid), false)
-  const derived = [order!.shopper, order!.reported, order!.server]
+  const derived = [order!.shopper, order!.reported, order!.server, order!.pending]
   const unscoped = derived.map((key) => key.slice(key.indexOf('.') + 1))
   return [id, id + '#server', id + '#0', ...derived, ...unscoped]
 }

@@ -15,8 +15,11 @@
 //   BOTS          the relay's bots option, 'keep' by default here: the tests' senders are Node's
 //                 fetch and headless browsers, which the package's default 'drop' would drop
 //   CLAIM_MS      the relay's claimMs
-//   RATE_LIMIT    the relay's rateLimit as 'burst,perSecond', or 'off'; by default one that no load here
-//                 reaches (all of it comes from 127.0.0.1), so the bucket is paid for and refuses nothing
+//   RATE_LIMIT    the relay's rateLimit as 'burst,perSecond', 'off', or 'default' for the package's own;
+//                 by default one that no load here reaches (all of it comes from 127.0.0.1), so the
+//                 bucket is paid for and refuses nothing
+//   IP_HEADER     the relay's ipHeader: a test's clients, all on 127.0.0.1, name their address in it
+//   DEAD_LETTER_FILE  the relay's deadLetter, the package's fileSink of that file
 //   DIE_AFTER_SINK_CALLS  dies by SIGKILL right after the sink's Nth call resolved, before the
 //                 store hears of it: the window in which an event can reach the sink twice
 //   HOLD_SINK_CALL  the sink's Nth call writes its batch and then never resolves, and the process
@@ -62,6 +65,7 @@ const counted = async (events) => {
 
 function rateLimitOf(text) {
   if (text == 'off') return false
+  if (text == 'default') return undefined
   const [burst, perSecond] = text.split(',').map(Number)
   return { burst, perSecond }
 }
@@ -73,6 +77,8 @@ const relay = createRelay({
   claimMs: env.CLAIM_MS ? Number(env.CLAIM_MS) : undefined,
   bots: env.BOTS || 'keep',
   rateLimit: rateLimitOf(env.RATE_LIMIT || '1e12,1e12'),
+  ipHeader: env.IP_HEADER || undefined,
+  deadLetter: env.DEAD_LETTER_FILE ? fileSink(env.DEAD_LETTER_FILE) : undefined,
   onError: () => errors++
 })
 const handle = toNodeHandler(relay)
