@@ -43,9 +43,10 @@ const SPEC_IN_FLIGHT = 64
 const BATCH_IN_FLIGHT = 4
 
 // Events of one client that may wait for the service at once; a call beyond is refused at once
-// with SinkUnavailable, so the relay answers that client 503 with Retry-After. Sixteen browser
-// batches of 60 events, and under the rate limit's burst (2,000): a client's backlog is served in
-// turn with every other's (client-queues.ts), and this bounds what it holds in memory.
+// with SinkUnavailable, so the relay answers that client 503 with Retry-After (the timeout, by
+// when what it has waiting is settled). Twenty batches of 50 events, half the rate limit's burst
+// (2,000): a client's backlog is served in turn with every other's (client-queues.ts), and this
+// bounds what one client holds in memory and how long its own events wait.
 const CLIENT_SHARE = 1000
 
 // A 4xx for one event while the service took others within this long is that event's fault,

@@ -11,16 +11,23 @@ export interface ServiceAnswer {
 export type ServicePost = (body: string, headers: Record<string, string>) => Promise<ServiceAnswer>
 
 // The part of undici (Node's own HTTP client, as a package) the sink uses: the package needs no
-// types of it, and platforms without it load the relay all the same.
-type UndiciResponse = { statusCode: number; headers: Record<string, string | string[] | undefined>; body: { text(): Promise<string>; dump(): Promise<void> } }
-type UndiciPool = { request(options: Record<string, unknown>): Promise<UndiciResponse> }
+// types of it, and platforms without it load the relay all the same. Its `dispatch` is the layer
+// under `request`: an answer is read by callbacks, with no stream or promise made for it.
+type Controller = { abort(reason: Error): void }
+type Handler = {
+  onRequestStart(controller: Controller): void
+  onResponseStart(controller: Controller, status: number, headers: Record<string, string | string[] | undefined>): void
+  onResponseData(controller: Controller, chunk: Uint8Array): void
+  onResponseEnd(): void
+  onResponseError(controller: Controller, error: Error): void
+}
+type UndiciPool = { dispatch(options: Record<string, unknown>, handler: Handler): boolean }
 type Socket = { cork(): void; uncork(): void; once(event: 'close', listener: () => void): void }
 type Connect = (options: object, callback: (error: Error | null, socket: Socket | null) => void) => void
 type UndiciModule = {
   Pool: new (origin: string, options: Record<string, unknown>) => UndiciPool
   buildConnector(options: Record<string, unknown>): Connect
 }
-type EventsModule = { setMaxListeners(count: number, target: AbortSignal): void }
 
 // Connections to the service. Each carries its share of the requests in flight one after
 // another without waiting for answers (HTTP/1.1 pipelining, RFC 9112 §9.3.2), or as streams of
@@ -42,11 +49,10 @@ export function serviceConnection(url: string, inFlight: number, timeout: number
   let pool: Promise<UndiciPool | undefined> | undefined
   const turn = turns(timeout)
   const open = async () => {
-    // Specifiers in variables: bundlers for platforms without sockets leave them alone.
-    const names = ['undici', 'node:events']
-    const [undici, events] = (await Promise.all(names.map((name) => import(name).catch(() => undefined)))) as [UndiciModule?, EventsModule?]
-    if (!undici?.Pool || !events) return
-    turn.listeners((signal) => events.setMaxListeners(0, signal))
+    // A specifier in a variable: bundlers for platforms without sockets leave it alone.
+    const name = 'undici'
+    const undici = (await import(name).catch(() => undefined)) as UndiciModule | undefined
+    if (!undici?.Pool) return
     const connect = undici.buildConnector({ allowH2: true, timeout })
     return new undici.Pool(target.origin, {
       connections: CONNECTIONS,
@@ -60,28 +66,41 @@ export function serviceConnection(url: string, inFlight: number, timeout: number
   return async (body, headers) => {
     const pooled = await (pool ||= open())
     if (!pooled) return postByFetch(url, body, headers, timeout)
-    try {
-      const response = await pooled.request({
-        path,
-        method: 'POST',
-        headers,
-        body,
+    return new Promise((resolve) => {
+      let status = 0
+      let retryAfter: string | null = null
+      let text = ''
+      const decoder = new TextDecoder()
+      const call = turn.started()
+      pooled.dispatch(
         // POSTs go one after another on a connection, answers in order. An event the service
         // took whose answer a dropped connection lost is sent again: the same risk as a resend
         // by the browser after a lost answer (docs/guide/relay.md "What each failure costs").
-        idempotent: true,
-        blocking: false,
-        signal: turn.signal()
-      })
-      const ok = response.statusCode >= 200 && response.statusCode < 300
-      const text = ok ? '' : await response.body.text().catch(() => '')
-      if (ok) await response.body.dump().catch(() => {})
-      const retryAfter = response.headers['retry-after']
-      return { status: response.statusCode, retryAfter: typeof retryAfter == 'string' ? retryAfter : null, message: ok ? '' : errorMessageOf(text) || '' }
-    } catch {
-      // No answer in time, or the connection failed: a failure like a 503.
-      return NO_ANSWER
-    }
+        { path, method: 'POST', headers, body, idempotent: true, blocking: false },
+        {
+          onRequestStart: call.controlledBy,
+          onResponseStart(_, answered, answerHeaders) {
+            status = answered
+            const header = answerHeaders['retry-after']
+            retryAfter = typeof header == 'string' ? header : null
+          },
+          // Only a refusal's body is read, for the service's words.
+          onResponseData(_, chunk) {
+            if (status < 200 || status >= 300) text += decoder.decode(chunk, { stream: true })
+          },
+          onResponseEnd() {
+            call.ended()
+            const ok = status >= 200 && status < 300
+            resolve({ status, retryAfter, message: ok ? '' : errorMessageOf(text) || '' })
+          },
+          // No answer in time, or the connection failed: a failure like a 503.
+          onResponseError() {
+            call.ended()
+            resolve(NO_ANSWER)
+          }
+        }
+      )
+    })
   }
 }
 
@@ -99,16 +118,19 @@ async function postByFetch(url: string, body: string, headers: Record<string, st
  * What the requests started in one task share: their sockets, corked from the first request's
  * start until the end of the task, so that the requests one burst of answers frees leave in one
  * write per connection rather than one write each (Node's `socket.cork()`); and their deadline,
- * one timer for all of them (`timeout` after the task).
+ * one timer for all of them, `timeout` after the task, which aborts those still unanswered.
  */
 function turns(timeout: number) {
   const sockets = new Set<Socket>()
-  let signal: AbortSignal | undefined
-  let allowListeners: (signal: AbortSignal) => void = () => {}
+  type Call = { abort(): void }
+  let current: { calls: Set<Call>; timer: ReturnType<typeof setTimeout> } | undefined
   const end = () => {
-    signal = undefined
+    // The deadline is no longer needed once every call of the task was answered.
+    if (current && !current.calls.size) clearTimeout(current.timer)
+    current = undefined
     sockets.forEach((socket) => socket.uncork())
   }
+  const expired = new Error('the service did not answer in time')
   return {
     /** `connect`, its sockets kept while open. */
     connector:
@@ -121,18 +143,34 @@ function turns(timeout: number) {
           }
           callback(error, socket)
         }),
-    /** Each request of a task listens to its signal: Node's warning of more than 10 listeners is no leak here. */
-    listeners(allow: (signal: AbortSignal) => void) {
-      allowListeners = allow
-    },
-    /** The task's signal, aborted `timeout` after it; the sockets corked until the task ends. */
-    signal(): AbortSignal {
-      if (signal) return signal
-      signal = AbortSignal.timeout(timeout)
-      allowListeners(signal)
-      sockets.forEach((socket) => socket.cork())
-      setImmediate(end)
-      return signal
+    /** A request starts: aborted if unanswered `timeout` after its task; the sockets corked until the task ends. */
+    started() {
+      if (!current) {
+        const calls = new Set<Call>()
+        current = { calls, timer: setTimeout(() => calls.forEach((call) => call.abort()), timeout) }
+        sockets.forEach((socket) => socket.cork())
+        setImmediate(end)
+      }
+      const turn = current
+      let controller: Controller | undefined
+      let late = false
+      const call = {
+        abort() {
+          late = true
+          controller?.abort(expired)
+        },
+        /** undici's handle on the request, each time it is sent (again, after the head of its pipeline failed). */
+        controlledBy(given: Controller) {
+          controller = given
+          if (late) given.abort(expired)
+        },
+        ended() {
+          turn.calls.delete(call)
+          if (!turn.calls.size && turn != current) clearTimeout(turn.timer)
+        }
+      }
+      turn.calls.add(call)
+      return call
     }
   }
 }
