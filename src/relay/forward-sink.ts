@@ -80,6 +80,8 @@ export function forwardSink(options: ForwardSinkOptions): ForwardSink {
   const { url, key, format = 'spec', timeout = 10000 } = options
   if (format != 'spec' && format != 'batch')
     throw new TypeError(`discovery-feedback: relay: forwardSink's format must be 'spec' or 'batch', not ${JSON.stringify(format)}`)
+  if (!/^https?:\/\//.test(String(url)) || !URL.canParse(url))
+    throw new TypeError(`discovery-feedback: relay: forwardSink's url must be the service's http or https URL, not ${JSON.stringify(url)}`)
   const headers = lowerCased(options.headers || {})
   const most = options.maxInFlight ?? (format == 'spec' ? SPEC_IN_FLIGHT : BATCH_IN_FLIGHT)
   const post = serviceConnection(url, most, timeout)

@@ -46,7 +46,6 @@ const NO_ANSWER: ServiceAnswer = { status: 0, retryAfter: null, message: '' }
 export function serviceConnection(url: string, inFlight: number, timeout: number): ServicePost {
   const target = new URL(url)
   const path = target.pathname + target.search
-  let pool: Promise<UndiciPool | undefined> | undefined
   const turn = turns(timeout)
   const open = async () => {
     // A specifier in a variable: bundlers for platforms without sockets leave it alone.
@@ -63,8 +62,10 @@ export function serviceConnection(url: string, inFlight: number, timeout: number
       connect: turn.connector(connect)
     })
   }
+  // Loaded as the sink is made (a few hundred milliseconds of compiling), not on its first event.
+  const pool = open()
   return async (body, headers) => {
-    const pooled = await (pool ||= open())
+    const pooled = await pool
     if (!pooled) return postByFetch(url, body, headers, timeout)
     return new Promise((resolve) => {
       let status = 0

@@ -547,6 +547,12 @@ describe("forwardSink, format: 'spec' (the default), against the service stand-i
     expect(gate.seen).toHaveLength(5)
   })
 
+  it('refuses a url that is none, naming the option', () => {
+    expect(() => forwardSink({ url: '/v3/feedback' })).toThrow(
+      'discovery-feedback: relay: forwardSink\'s url must be the service\'s http or https URL, not "/v3/feedback"'
+    )
+  })
+
   it('refuses a format it does not know, naming the option', () => {
     expect(() => forwardSink({ url: 'http://127.0.0.1:9/', format: 'array' as 'spec' })).toThrow(
       "discovery-feedback: relay: forwardSink's format must be 'spec' or 'batch', not \"array\""
