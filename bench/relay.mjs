@@ -2,7 +2,9 @@
 // package's fileSink), with memoryStore() and with redisStore() over node-redis and a local
 // redis-server; then the same relay forwarding with forwardSink to a service in a process of its
 // own: in format 'spec' to the service stand-in (test/support/service-stand-in.ts, one SPEC
-// envelope a request), in format 'batch' to a collector of arrays.
+// envelope a request, over HTTP/1.1 as node:http serves it: pipelined requests are read as they
+// come and answered in order), in format 'batch' to a collector of arrays. The service's own
+// CPU per event is printed beside the relay's.
 // `npx rollup -c && node bench/relay.mjs [seconds]`. Not part of npm test.
 //
 // The load comes from other processes' threads (worker_threads), each posting 50-event batches
@@ -311,7 +313,16 @@ async function loadThrough(relay, service, format, run, plannedSeconds) {
   const answered = events + warm.reduce((sum, result) => sum + result.events, 0)
   if (stored != answered || refused)
     throw new Error(`${format}: the service stored ${stored} and refused ${refused} requests for ${answered} events answered 200`)
-  return { events, failed, seconds, relayCpu, serviceCpu, perSecond: events / seconds, perCoreSecond: events / relayCpu }
+  return {
+    events,
+    failed,
+    seconds,
+    relayCpu,
+    serviceCpu,
+    perSecond: events / seconds,
+    perCoreSecond: events / relayCpu,
+    servicePerCoreSecond: events / serviceCpu
+  }
 }
 
 /**
@@ -338,7 +349,8 @@ export async function forwardCost(seconds = SECONDS) {
       eventsPerSecond: Math.round(median(list.map((result) => result.perSecond))),
       eventsPerCoreSecond: Math.round(median(list.map((result) => result.perCoreSecond))),
       relayCores: Number(median(list.map((result) => result.relayCpu / result.seconds)).toFixed(2)),
-      serviceCores: Number(median(list.map((result) => result.serviceCpu / result.seconds)).toFixed(2))
+      serviceCores: Number(median(list.map((result) => result.serviceCpu / result.seconds)).toFixed(2)),
+      serviceEventsPerCoreSecond: Math.round(median(list.map((result) => result.servicePerCoreSecond)))
     }
   }
   return { seconds, summary, runs }
@@ -349,11 +361,13 @@ function printForwardTable({ seconds, summary, runs }) {
   console.log(
     `\nforwardSink (memoryStore()), the service in a process of its own; ${THREADS} load threads × ${CONNECTIONS_PER_THREAD} keep-alive connections, ${BATCH}-event batches; median of ${RUNS} runs of ${seconds} s\n`
   )
-  console.log('| format | events/s (wall) | events per relay CPU-second | relay CPU (cores) | service CPU (cores) |\n|---|---|---|---|---|')
+  console.log(
+    '| format | events/s (wall) | events per relay CPU-second | relay CPU (cores) | service CPU (cores) | events per service CPU-second |\n|---|---|---|---|---|---|'
+  )
   for (const format of ['spec', 'batch']) {
-    const { eventsPerSecond, eventsPerCoreSecond, relayCores, serviceCores } = summary[format]
-    const name = format == 'spec' ? "'spec': the stand-in, one request per event" : "'batch': arrays of up to 60 KiB"
-    console.log(`| ${name} | ${eventsPerSecond} | ${eventsPerCoreSecond} | ${relayCores} | ${serviceCores} |`)
+    const { eventsPerSecond, eventsPerCoreSecond, relayCores, serviceCores, serviceEventsPerCoreSecond } = summary[format]
+    const name = format == 'spec' ? "'spec': the stand-in, one request per event, pipelined" : "'batch': arrays of up to 60 KiB"
+    console.log(`| ${name} | ${eventsPerSecond} | ${eventsPerCoreSecond} | ${relayCores} | ${serviceCores} | ${serviceEventsPerCoreSecond} |`)
   }
   const cost = summary.batch.eventsPerCoreSecond / summary.spec.eventsPerCoreSecond
   console.log(`\nOne request per event: ${cost.toFixed(2)}× the relay's CPU per event of batches.`)

@@ -15,6 +15,7 @@ import { asImage } from './image-answer'
 import { memoryStore } from './memory-delivery-store'
 import { relayMetrics, timedStore } from './metrics'
 import { rateLimiter } from './rate-limit'
+import { takenAfterRefusals } from './refused-events'
 import { CLAIMED_RETRY_SECONDS, failure, json } from './responses'
 import { serverSenders, UNPROVEN_SERVER } from './server-senders'
 import { settled } from './settled-batch'
@@ -85,16 +86,17 @@ export function createRelay(options: RelayOptions): Relay {
 
     const claims = await claimEvents(store, sortBots(events, batch), server, nanoid(), claimMs)
     batch.duplicates.push(...claims.duplicates)
-    const unavailable = await deliver(claims, headers)
-    if (unavailable) return unavailable
-    batch.accepted = claims.fresh
+    const refused = await deliver(claims, headers, client)
+    if (refused instanceof Response) return refused
+    // What the sink refused for good is answered as refused by the rules is: by index, and dead-lettered.
+    batch.accepted = takenAfterRefusals(batch, claims.fresh, refused, intake.envelopes, events)
     // Those sortBots dropped, then those kept: purchases, or every one with bots: 'keep'.
     const droppedBots = batch.bots.length
-    batch.bots.push(...claims.fresh.filter((event) => event.bot))
+    batch.bots.push(...batch.accepted.filter((event) => event.bot))
 
     const result: Record<string, unknown> = {
       // A bot's dropped events are answered as taken: told otherwise, it would send them again.
-      accepted: claims.fresh.length + droppedBots,
+      accepted: batch.accepted.length + droppedBots,
       duplicates: batch.duplicates.length,
       rejected: batch.rejected.map(({ index, error }) => ({ index, error }))
     }

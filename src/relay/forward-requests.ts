@@ -1,6 +1,6 @@
 import { MAX_BODY, pack } from '../shared/batch'
-import type { EngineRequest, Queued } from '../shared/engine'
-import { errorMessageOf } from '../shared/http'
+import type { EngineRequest } from '../shared/engine'
+import type { ClientEntry } from './client-queues'
 import type { RelayEvent } from './types'
 
 /*
@@ -8,8 +8,8 @@ import type { RelayEvent } from './types'
  * (format 'spec'), or the package's batches (format 'batch'), and the service's answer.
  */
 
-/** An event waiting for a request, and how to tell its call what became of it. */
-export type Waiting = Queued & { event: RelayEvent; tell: (error?: Error) => void }
+/** An event waiting for a request, whose request it came in, and how to tell its call what became of it. */
+export type Waiting = ClientEntry & { event: RelayEvent; tell: (error?: Error) => void }
 
 /**
  * A request ready to go: its body and headers, the events it carries, and their error should the
@@ -37,20 +37,28 @@ const batchEnvelope = ({ received_at, t_corrected, ...event }: RelayEvent, key: 
   t_client: t_corrected
 })
 
-/** Each waiting event as a request of its own (format 'spec'), the oldest first. */
-export const specRequests = (waiting: Waiting[], most: number, key: string | undefined, headers: Record<string, string>) =>
-  waiting.slice(0, most).map((entry) => specRequest(entry, key, headers))
+/**
+ * Makes the maker of format 'spec''s requests: each waiting event as a request of its own, in
+ * the order given. The headers of each key are made once.
+ */
+export function specRequests(key: string | undefined, headers: Record<string, string>) {
+  const byKey = new Map<string, Record<string, string>>()
+  // SPEC "General rules" 2 and "Authentication" 2: JSON, and the body's key again as X-Key.
+  const headersOf = (key: string) => byKey.get(key) || byKey.set(key, { ...headers, 'content-type': 'application/json', 'x-key': key }).get(key)!
+  return (waiting: Waiting[], most: number): Outgoing[] => waiting.slice(0, most).map((entry) => specRequest(entry, key, headersOf))
+}
 
-function specRequest(entry: Waiting, key: string | undefined, headers: Record<string, string>): Outgoing {
+function specRequest(entry: Waiting, key: string | undefined, headersOf: (key: string) => Record<string, string>): Outgoing {
   const envelope = specEnvelope(entry.event, key)
-  const name = entry.event.event + (entry.event.event_id ? ' ' + entry.event.event_id : '')
   return {
     body: JSON.stringify(envelope),
     bytes: 0,
-    // SPEC "General rules" 2 and "Authentication" 2: JSON, and the body's key again as X-Key.
-    headers: { ...headers, 'content-type': 'application/json', 'x-key': envelope.key },
+    headers: headersOf(envelope.key),
     entries: [entry],
-    refusal: (status, message) => new Error('the service refused ' + name + ' with ' + status + (message ? ': ' + message : ''))
+    refusal: (status, message) => {
+      const name = entry.event.event + (entry.event.event_id ? ' ' + entry.event.event_id : '')
+      return new Error('the service refused ' + name + ' with ' + status + (message ? ': ' + message : ''))
+    }
   }
 }
 
@@ -73,16 +81,4 @@ export function batchRequests(
     entries: body.entries.map(({ source }) => source),
     refusal: (status) => new Error('the service refused the batch: ' + status)
   }))
-}
-
-/** What the service answered: status 0 when nothing came within `timeout`; the message of SPEC's error shape ("Errors"), if any. */
-export async function postToService(url: string, request: Outgoing, timeout: number) {
-  try {
-    const response = await fetch(url, { method: 'POST', headers: request.headers, body: request.body, signal: AbortSignal.timeout(timeout) })
-    const text = await response.text().catch(() => '')
-    return { status: response.status, retryAfter: response.headers.get('retry-after'), message: response.ok ? '' : errorMessageOf(text) || '' }
-  } catch {
-    // No answer in time: a failure like a 503.
-    return { status: 0, retryAfter: null, message: '' }
-  }
 }

@@ -1,8 +1,12 @@
 import { createEngine } from '../shared/engine'
-import { createMemoryStore } from '../shared/memory-store'
-import { batchRequests, postToService, specRequests, type Outgoing, type Waiting } from './forward-requests'
+import type { Answer } from '../shared/post'
+import { clientQueues } from './client-queues'
+import { callEntries } from './forward-calls'
+import { batchRequests, specRequests, type Outgoing, type Waiting } from './forward-requests'
+import { serviceConnection } from './service-connection'
+import { SinkRefusal } from './sink-refusal'
 import { SinkUnavailable } from './sink-unavailable'
-import type { DeadLetter, RelayEvent, Sink } from './types'
+import type { DeadLetter, RelayEvent, Sink, SinkSource } from './types'
 
 export interface ForwardSinkOptions {
   /** The service's event route. SPEC does not show it; the service's documentation does. */
@@ -21,60 +25,35 @@ export interface ForwardSinkOptions {
   /** More headers for the service, e.g. an authorization. In `'spec'` format Content-Type and X-Key are the sink's own. */
   headers?: Record<string, string>
   /**
-   * Requests in flight at once, over keep-alive connections. Default 16 in `'spec'` format, where
-   * each event is a request of its own, and 4 in `'batch'` format, as the server sender's.
+   * Requests in flight at once, on 4 keep-alive connections to the service: pipelined over
+   * HTTP/1.1, or as streams where the service speaks HTTP/2 (service-connection.ts). Default 64
+   * in `'spec'` format, where each event is a request of its own, and 4 in `'batch'` format, as
+   * the server sender's.
    */
   maxInFlight?: number
   /** Milliseconds a request may go unanswered, and events may wait for a free request. Default 10,000. */
   timeout?: number
 }
 
-// Requests in flight by default in 'spec' format. Each carries one event per round trip, so 16
-// carry 800 events a second from a service 20 ms away, 320 from 50 ms. On loopback the relay's
-// CPU is the bound from 4 in flight up (about 2,400 events per CPU-second, bench/relay.mjs), so
-// more would only help a far service; and a service whose rate limits SPEC does not show sees
-// no more than 16 requests at once from an instance. A shop that needs more raises it.
-const SPEC_IN_FLIGHT = 16
+// Requests in flight by default in 'spec' format, where each carries one event: on 4
+// connections, 16 each, one after another without waiting for answers (service-connection.ts).
+// On loopback the relay's CPU is the bound, not the round trip (bench/relay.mjs); from a
+// service 20 ms away, 64 in flight carry 3,200 events a second.
+const SPEC_IN_FLIGHT = 64
 const BATCH_IN_FLIGHT = 4
 
-/**
- * The failure of a call as the relay hears it: SinkUnavailable, naming what got through, once
- * anything did; its wait the longest its requests were told, since each failure of one step
- * moves the backoff's end (`retryAt`, ms since epoch).
- */
-function callFailure(failure: Error, delivered: RelayEvent[], retryAt: number): Error {
-  if (failure instanceof SinkUnavailable || delivered.length) return new SinkUnavailable(failure.message, Math.max(0, retryAt - Date.now()), delivered)
-  return failure
-}
+// Events of one client that may wait for the service at once; a call beyond is refused at once
+// with SinkUnavailable, so the relay answers that client 503 with Retry-After (the timeout, by
+// when what it has waiting is settled). Twenty batches of 50 events, half the rate limit's burst
+// (2,000): a client's backlog is served in turn with every other's (client-queues.ts), and this
+// bounds what one client holds in memory and how long its own events wait.
+const CLIENT_SHARE = 1000
 
-/**
- * One call's events as waiting entries, and `done` once each was told its fate: with nothing when all
- * were answered 2xx, otherwise with the first failure, naming the events that did get through (a
- * call's events may go in several requests) so that the relay marks them delivered. Events still
- * waiting after `timeout` are `withdrawn` and given up, so that a call never lasts longer than two
- * timeouts: the relay's claims (claimMs) must outlast it.
- */
-function callEntries(events: RelayEvent[], timeout: number, withdraw: (entries: Set<Waiting>) => Waiting[], done: (failure?: Error) => void): Waiting[] {
-  let left = events.length
-  let failure: Error | undefined
-  let retryAt = 0
-  const delivered: RelayEvent[] = []
-  const teller = (event: RelayEvent) => (error?: Error) => {
-    if (error) failure ||= error
-    else delivered.push(event)
-    if (error instanceof SinkUnavailable) retryAt = Math.max(retryAt, Date.now() + error.retryAfterMs)
-    if (--left) return
-    clearTimeout(expiry)
-    done(failure && callFailure(failure, delivered, retryAt))
-  }
-  const entries = events.map((event) => ({ event, tell: teller(event) }))
-  // Answers come later, in another task, when the expiry is set.
-  const expiry = setTimeout(() => {
-    const expired = new SinkUnavailable('no request was free for ' + timeout + ' ms', 1000)
-    withdraw(new Set(entries)).forEach(({ tell }) => tell(expired))
-  }, timeout)
-  return entries
-}
+// A 4xx for one event while the service took others within this long is that event's fault,
+// and it is refused for good (SinkRefusal). A service that took nothing for this long, or at all,
+// may be set up wrong (a wrong key or route): its refusals fail the call, and the events stay
+// with their senders.
+const TRUSTED_FOR_MS = 60000
 
 /**
  * forwardSink's sink: events, or in format 'batch' the relay's dead letters; `waiting()` counts
@@ -86,35 +65,55 @@ const lowerCased = (headers: Record<string, string>) => Object.fromEntries(Objec
 
 /**
  * Forwards accepted events to the service: by default one SPEC envelope a request, many requests
- * in flight over keep-alive connections (`format: 'spec'`); or batched, what arrives while
- * requests are in flight going together (`format: 'batch'`). At most `maxInFlight` requests at
+ * in flight over a few connections (`format: 'spec'`); or batched, what arrives while requests
+ * are in flight going together (`format: 'batch'`). Each client's events (SinkSource) wait in a
+ * queue of their own, and the queues are served in turn. At most `maxInFlight` requests at
  * once, with the HTTP policy of both senders (shared/http.ts): after a failure one request at a
  * time, and every caller told to come back after the backoff. A call resolves once every one of
  * its events was answered 2xx; it rejects when one failed, or at once while the service is backed
- * off, so the relay answers 503 and the browser keeps the events. A refusal (a 4xx but 408 and
- * 429) rejects too: mostly a wrong key or route, which must not lose events.
+ * off or its client has `CLIENT_SHARE` events waiting, so the relay answers 503 and the browser
+ * keeps the events. A refusal (a 4xx but 408 and 429) of an event in format 'spec', while the
+ * service takes others, rejects with SinkRefusal naming it: the relay answers it rejected. Any
+ * other refusal rejects as a failure: mostly a wrong key or route, which must not lose events.
  */
 export function forwardSink(options: ForwardSinkOptions): ForwardSink {
   const { url, key, format = 'spec', timeout = 10000 } = options
   if (format != 'spec' && format != 'batch')
     throw new TypeError(`discovery-feedback: relay: forwardSink's format must be 'spec' or 'batch', not ${JSON.stringify(format)}`)
+  if (!/^https?:\/\//.test(String(url)) || !URL.canParse(url))
+    throw new TypeError(`discovery-feedback: relay: forwardSink's url must be the service's http or https URL, not ${JSON.stringify(url)}`)
   const headers = lowerCased(options.headers || {})
-  const store = createMemoryStore<Waiting>()
+  const most = options.maxInFlight ?? (format == 'spec' ? SPEC_IN_FLIGHT : BATCH_IN_FLIGHT)
+  const post = serviceConnection(url, most, timeout)
+  const spec = specRequests(key, headers)
+  const store = clientQueues<Waiting>(format == 'spec' ? most : Infinity)
+  let tookAt = -Infinity
   const tell = (entries: Waiting[], error?: Error) => {
     store.remove(entries)
     entries.forEach((entry) => entry.tell(error))
   }
   const unavailable = () => new SinkUnavailable('the service is backed off after a failure', Math.max(0, engine.resumeAt() - Date.now()))
+  /** The error of a refused request: the event's own fault where the service takes others. */
+  const refusalOf = (request: Outgoing, answer: Answer) => {
+    const error = request.refusal(answer.status, request.message!)
+    if (format == 'batch' || Date.now() - tookAt > TRUSTED_FOR_MS) return error
+    return new SinkRefusal(request.entries.map(({ event }) => ({ event, error: error.message })))
+  }
 
   const engine = createEngine<Waiting, Outgoing>(store, {
-    take: (waiting, most, oversized) => (format == 'spec' ? specRequests(waiting, most, key, headers) : batchRequests(waiting, most, key, headers, oversized)),
+    take(waiting, most, oversized) {
+      const requests = format == 'spec' ? spec(waiting, most) : batchRequests(waiting, most, key, headers, oversized)
+      for (const request of requests) store.taken(request.entries)
+      return requests
+    },
     async post(request) {
-      const answer = await postToService(url, request, timeout)
+      const answer = await post(request.body, request.headers)
       request.message = answer.message
       return answer
     },
     answered(request, answer, outcome) {
-      tell(request.entries, outcome == 'delivered' ? undefined : request.refusal(answer.status, request.message!))
+      if (outcome == 'delivered') tookAt = Date.now()
+      tell(request.entries, outcome == 'delivered' ? undefined : refusalOf(request, answer))
       // Nothing waits for others: what waited goes in this task, with the request just freed.
       engine.send()
     },
@@ -123,13 +122,10 @@ export function forwardSink(options: ForwardSinkOptions): ForwardSink {
     retry(request) {
       const failure = unavailable()
       tell(request.entries, failure)
-      tell(
-        store.entries.filter((entry) => !entry.sending),
-        failure
-      )
+      tell(store.clear(), failure)
       return []
     },
-    most: options.maxInFlight ?? (format == 'spec' ? SPEC_IN_FLIGHT : BATCH_IN_FLIGHT),
+    most,
     interval: 0,
     probeFirst: true,
     // An event too large for any request is given up at once; a refusal is told by `answered`,
@@ -139,22 +135,20 @@ export function forwardSink(options: ForwardSinkOptions): ForwardSink {
     }
   })
 
-  const withdraw = (mine: Set<Waiting>) => {
-    const expired = store.entries.filter((entry) => mine.has(entry) && !entry.sending)
-    store.remove(expired)
-    return expired
-  }
-
-  const forward = (events: RelayEvent[]) => {
+  const forward = (events: RelayEvent[], from?: SinkSource) => {
     if (!events.length) return Promise.resolve()
     // A dead letter is no SPEC envelope: only a collector of arrays takes it.
     if (format == 'spec' && typeof events[0].event != 'string')
       return Promise.reject(new TypeError("discovery-feedback: relay: dead letters go by forwardSink's format 'batch'"))
     if (Date.now() < engine.resumeAt()) return Promise.reject(unavailable())
+    const client = from?.client ?? ''
+    const waiting = store.waitingOf(client)
+    if (waiting && waiting + events.length > CLIENT_SHARE)
+      return Promise.reject(new SinkUnavailable(`the client has ${waiting} events waiting for the service, its share being ${CLIENT_SHARE}`, timeout))
     return new Promise<void>((resolve, reject) => {
-      callEntries(events, timeout, withdraw, (failure) => (failure ? reject(failure) : resolve())).forEach(store.add)
+      callEntries(events, client, timeout, store.withdraw, (failure) => (failure ? reject(failure) : resolve())).forEach(store.add)
       engine.send()
     })
   }
-  return Object.assign(forward, { waiting: () => store.entries.length }) as ForwardSink
+  return Object.assign(forward, { waiting: store.size }) as ForwardSink
 }

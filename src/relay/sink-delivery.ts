@@ -1,31 +1,54 @@
 import type { Claims } from './claims'
 import { sinkTimer, type Metrics } from './metrics'
 import { CLAIMED_RETRY_SECONDS, failure, json } from './responses'
+import { SinkRefusal, type RefusedEvent } from './sink-refusal'
 import { SinkUnavailable } from './sink-unavailable'
 import type { RelayEvent, Sink } from './types'
+
+/** Of `fresh`, those `named` (a sink's report): known by their object, or by their event id where a sink reports copies. */
+function namedIn(fresh: RelayEvent[], named: RelayEvent[]) {
+  const known = new Set<unknown>(named.flatMap((event) => [event, event.event_id].filter(Boolean)))
+  return (event: RelayEvent) => known.has(event) || (!!event.event_id && known.has(event.event_id))
+}
 
 /**
  * Makes the function that hands a request's fresh events to `sink`, timed into `metrics`; the
  * sink's failures reach `report` (the relay's onError).
  */
 export function sinkDelivery(sink: Sink, metrics: Metrics, report: (error: unknown) => void) {
+  /** After a SinkRefusal: the refused events let go, the rest delivered; resolves the refused ones, as the request's events, with their errors. */
+  async function refusedOf(claims: Claims, refusal: SinkRefusal): Promise<RefusedEvent[]> {
+    const refused: RefusedEvent[] = []
+    for (const event of claims.fresh) {
+      const found = refusal.refused.find(({ event: named }) => namedIn([event], [named])(event))
+      if (found) refused.push({ event, error: found.error })
+    }
+    const isRefused = new Set(refused.map(({ event }) => event))
+    await claims.delivered(claims.fresh.filter((event) => !isRefused.has(event))).catch(report)
+    await claims.release([...isRefused]).catch(report)
+    return refused
+  }
+
   /**
-   * Hands the fresh events to the sink. When it fails, what it got through counts as delivered
-   * and the rest is let go for the resend; the answer is then 503 with Retry-After.
+   * Hands the fresh events of the client `client` to the sink: resolves the events it refused
+   * for good (SinkRefusal), none when it took them all. When it fails, what it got through counts
+   * as delivered and the rest is let go for the resend; the answer is then 503 with Retry-After.
    */
-  return async function deliver(claims: Claims, headers: Record<string, string>): Promise<Response | undefined> {
+  return async function deliver(claims: Claims, headers: Record<string, string>, client?: string): Promise<Response | RefusedEvent[]> {
     const fresh = claims.fresh
-    if (!fresh.length) return
+    if (!fresh.length) return []
     const timer = sinkTimer(metrics)
     try {
-      await sink(fresh)
+      await sink(fresh, { client })
       timer(true)
     } catch (error) {
+      if (error instanceof SinkRefusal) {
+        timer(true)
+        return refusedOf(claims, error)
+      }
       timer(false)
       metrics.unavailable('sink')
-      // Known by its object, or by its event id where a sink reports copies.
-      const through = new Set<unknown>(error instanceof SinkUnavailable ? error.delivered.flatMap((event) => [event, event.event_id].filter(Boolean)) : [])
-      const got = (event: RelayEvent) => through.has(event) || (!!event.event_id && through.has(event.event_id))
+      const got = namedIn(fresh, error instanceof SinkUnavailable ? error.delivered : [])
       await claims.delivered(fresh.filter(got)).catch(report)
       await claims.release(fresh.filter((event) => !got(event))).catch(report)
       report(error)
@@ -36,5 +59,6 @@ export function sinkDelivery(sink: Sink, metrics: Metrics, report: (error: unkno
     // a window docs/guide/relay.md names ("What each failure costs"): the ids are not marked, and
     // a resend would reach the sink again.
     await claims.delivered(fresh).catch(report)
+    return []
   }
 }

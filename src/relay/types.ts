@@ -15,8 +15,18 @@ export type RelayEvent = Envelope & {
   bot?: true
 }
 
-/** Where accepted events go. It resolves once they are safe; a rejection makes the relay answer 503, so the sender keeps them. */
-export type Sink<T = RelayEvent> = (events: T[]) => Promise<void>
+/**
+ * Where accepted events go. It resolves once they are safe; a rejection makes the relay answer
+ * 503, so the sender keeps them, except a `SinkRefusal`, whose refused events are answered as
+ * rejected and the rest as taken. `from` says whose request the events came in.
+ */
+export type Sink<T = RelayEvent> = (events: T[], from?: SinkSource) => Promise<void>
+
+/** Whose request a sink's events came in, for a sink that shares its capacity fairly (forwardSink). */
+export interface SinkSource {
+  /** The client's address as the rate limit counts it (`trustProxy`, `ipHeader`); undefined for the shop's server sender. */
+  client?: string
+}
 
 /** An envelope the relay refused, as the dead-letter sink gets it: for the shop to see, and to replay once fixed. */
 export interface DeadLetter {

@@ -2,10 +2,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { setTimeout as pause } from 'node:timers/promises'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { forwardSink, SinkUnavailable, type RelayEvent } from '../../src/relay'
+import { forwardSink, SinkRefusal, SinkUnavailable, type DeadLetter, type RelayEvent } from '../../src/relay'
 import { startServiceStandIn } from '../support/service-stand-in'
 import { waitFor } from '../support/wait'
-import { bodyOf, envelope, serve } from './support'
+import { bodyOf, envelope, read, serve } from './support'
 
 // forwardSink against a real HTTP server standing for the service: what it receives, how many
 // requests at once, and what the relay's callers are told when it fails.
@@ -403,7 +403,7 @@ describe("forwardSink, format: 'spec' (the default), against the service stand-i
     expect(events[0]).toMatchObject({ event_id: 'shape-0', received_at: 1767261605000, t_corrected: 1767261604000, t_client: 1767261600000 })
   })
 
-  it('keeps 16 requests in flight over keep-alive connections: 101 events, one request each, on at most 32 connections', async () => {
+  it('keeps 64 requests in flight, pipelined on 4 keep-alive connections: 101 events, one request each', async () => {
     const { standIn, gate } = await standInWithGate()
     const sink = forwardSink({ url: gate.url })
     // The first request probes alone (nothing is known of the service yet).
@@ -411,18 +411,17 @@ describe("forwardSink, format: 'spec' (the default), against the service stand-i
     gate.hold()
     const events = marked('many', 100)
     const call = sink(events)
-    await waitFor(() => gate.inFlight() == 16, '16 requests in flight')
+    await waitFor(() => gate.inFlight() == 64, '64 requests in flight')
     await new Promise((resolve) => setTimeout(resolve, 50))
-    expect(gate.inFlight()).toBe(16)
+    expect(gate.inFlight()).toBe(64)
     gate.release()
     await call
-    expect(gate.most()).toBe(16)
+    expect(gate.most()).toBe(64)
     expect(standIn.requests()).toBe(101)
     expect(markersOf(standIn.events)).toEqual(markersOf([...marked('probe', 1), ...events]))
-    // Kept alive: far fewer connections than requests. Node's fetch opens another when a request
-    // starts before the socket of the one just answered is back in its pool, so up to twice
-    // maxInFlight (32 measured over 5,000 events), never one per event.
-    expect(gate.connections()).toBeLessThanOrEqual(32)
+    // Each connection carries 16 requests at once, each sent without waiting for the answer to
+    // the one before (HTTP/1.1 pipelining): the service is never opened a connection per event.
+    expect(gate.connections()).toBeLessThanOrEqual(4)
   })
 
   it('an outage: the call and new calls are refused at once with the backoff, then a probe alone, then every event once', async () => {
@@ -437,10 +436,10 @@ describe("forwardSink, format: 'spec' (the default), against the service stand-i
     const wait = (failed as SinkUnavailable).retryAfterMs
     expect(wait).toBeGreaterThan(400)
     expect(wait).toBeLessThanOrEqual(1000)
-    // At most the 16 requests in flight when the first 503 came; the rest never left.
+    // At most the 64 requests in flight when the first 503 came; the rest never left.
     const during = standIn.requests() - 1
     expect(during).toBeGreaterThanOrEqual(1)
-    expect(during).toBeLessThanOrEqual(16)
+    expect(during).toBeLessThanOrEqual(64)
     const meanwhile = await outcome(sink(marked('meanwhile', 5)))
     expect(meanwhile).toBeInstanceOf(SinkUnavailable)
     expect(standIn.requests()).toBe(1 + during)
@@ -474,23 +473,30 @@ describe("forwardSink, format: 'spec' (the default), against the service stand-i
     expect(markersOf(delivered)).toEqual(markersOf(standIn.events.filter((event) => String(event.properties.item_id).startsWith('mid-'))))
   })
 
-  it('an event the service refuses (400): the others are delivered and named, the error names the event and the service’s message, and the next call goes at once', async () => {
+  it('an event the service refuses (400) while it takes the others: SinkRefusal names it with the service’s message, the others are delivered, and the next call goes at once', async () => {
     const { standIn, gate } = await standInWithGate()
     const sink = forwardSink({ url: gate.url })
     const events = marked('refusal', 5)
     events[2] = relayEvent({ event_id: 'revoked', key: 'REVOKED', properties: { rid: 's-1', item_id: 'revoked', variant_item_id: 'v' } })
-    const failed = await outcome(sink(events))
-    expect(failed).toBeInstanceOf(SinkUnavailable)
-    expect((failed as Error).message).toBe('the service refused click-item revoked with 400: The API key is not valid.')
-    expect((failed as SinkUnavailable).delivered).toHaveLength(4)
-    expect(markersOf((failed as SinkUnavailable).delivered)).toEqual(markersOf(standIn.events))
-    expect(markersOf(standIn.events)).not.toContain('revoked')
-    // Alone, the refused event rejects with a plain error (the relay answers 503, and the browser keeps it).
-    const alone = await outcome(sink([events[2]]))
-    expect(alone).not.toBeInstanceOf(SinkUnavailable)
-    expect((alone as Error).message).toBe('the service refused click-item revoked with 400: The API key is not valid.')
+    const refused = await outcome(sink(events))
+    expect(refused).toBeInstanceOf(SinkRefusal)
+    const refusal = { event: events[2], error: 'the service refused click-item revoked with 400: The API key is not valid.' }
+    expect((refused as SinkRefusal).refused).toEqual([refusal])
+    expect(markersOf(standIn.events)).toEqual(markersOf(events.filter((event) => event != events[2])))
+    // Alone too: the service took others a moment ago, so the fault is the event's.
+    expect(await outcome(sink([events[2]]))).toEqual(new SinkRefusal([refusal]))
     // A refusal is an answer: no backoff.
     expect(await outcome(sink(marked('next', 1)))).toBe('ok')
+  })
+
+  it('a service that took nothing refuses every event (a wrong key): the call fails as the sink’s, and its events stay with their senders', async () => {
+    const { standIn, gate } = await standInWithGate()
+    const sink = forwardSink({ url: gate.url, key: 'WRONG' })
+    const failed = await outcome(sink(marked('wrong', 3)))
+    expect(failed).not.toBeInstanceOf(SinkRefusal)
+    expect(failed).not.toBeInstanceOf(SinkUnavailable)
+    expect((failed as Error).message).toBe('the service refused click-item wrong-0 with 400: The API key is not valid.')
+    expect(standIn.events).toEqual([])
   })
 
   it('a service that does not answer in time: SinkUnavailable after the timeout, with a backoff to wait', async () => {
@@ -541,6 +547,12 @@ describe("forwardSink, format: 'spec' (the default), against the service stand-i
     expect(gate.seen).toHaveLength(5)
   })
 
+  it('refuses a url that is none, naming the option', () => {
+    expect(() => forwardSink({ url: '/v3/feedback' })).toThrow(
+      'discovery-feedback: relay: forwardSink\'s url must be the service\'s http or https URL, not "/v3/feedback"'
+    )
+  })
+
   it('refuses a format it does not know, naming the option', () => {
     expect(() => forwardSink({ url: 'http://127.0.0.1:9/', format: 'array' as 'spec' })).toThrow(
       "discovery-feedback: relay: forwardSink's format must be 'spec' or 'batch', not \"array\""
@@ -572,23 +584,39 @@ describe("a relay in front of the stand-in, format: 'spec'", () => {
     expect(markersOf(standIn.events)).toEqual(markersOf(events))
   })
 
-  it('an event the service refuses while the relay takes its key: 503 for its batch until it is fixed, the others stored once', async () => {
-    const { createRelay } = await import('../../src/relay')
+  it('an event the service refuses while it takes the others, over HTTP: the others stored once and answered taken, the refused one answered rejected by name and dead-lettered', async () => {
+    const { createRelay, toNodeHandler } = await import('../../src/relay')
     const { standIn, gate } = await standInWithGate(['KEY'])
+    const letters: DeadLetter[] = []
     const errors: Error[] = []
-    const relay = createRelay({ keys: ['KEY', 'REVOKED'], sink: forwardSink({ url: gate.url }), onError: (error) => errors.push(error) })
+    const relay = createRelay({
+      keys: ['KEY', 'REVOKED'],
+      sink: forwardSink({ url: gate.url }),
+      deadLetter: (more) => void letters.push(...more),
+      onError: (error) => errors.push(error)
+    })
+    const served = await serve(toNodeHandler(relay))
+    closing.push(served.close)
     const events = [
       envelope({ properties: { rid: 's-1', item_id: 'kept-1', variant_item_id: 'v' } }),
       envelope({ key: 'REVOKED', properties: { rid: 's-1', item_id: 'revoked', variant_item_id: 'v' } }),
       envelope({ properties: { rid: 's-1', item_id: 'kept-2', variant_item_id: 'v' } })
     ]
-    expect((await post(relay, events)).status).toBe(503)
-    const again = await post(relay, events)
-    expect(again.status).toBe(503)
+    const error = 'the service refused click-item ' + events[1].event_id + ' with 400: The API key is not valid.'
+    // A shopper's browser: Node's own agent is a bot's, whose events the relay drops.
+    const headers = { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0' }
+    const send = () => fetch(served.origin + '/df/events', { method: 'POST', headers, body: JSON.stringify(events) }).then(read)
+    const first = await send()
+    expect(first.status).toBe(200)
+    expect(first.body).toEqual({ accepted: 2, duplicates: 0, rejected: [{ index: 1, error }] })
     expect(markersOf(standIn.events)).toEqual(['kept-1', 'kept-2'])
-    expect(errors.map((error) => error.message)).toEqual(
-      Array(2).fill('the service refused click-item ' + events[1].event_id + ' with 400: The API key is not valid.')
-    )
+    await waitFor(() => letters.length == 1, 'the dead letter')
+    expect(letters[0]).toMatchObject({ error, key: 'REVOKED', envelope: events[1] })
+    // A resend, as after a lost answer: the others are not stored twice, and the refused one is refused again.
+    const again = await send()
+    expect(again.body).toEqual({ accepted: 0, duplicates: 2, rejected: [{ index: 1, error }] })
+    expect(markersOf(standIn.events)).toEqual(['kept-1', 'kept-2'])
     expect(standIn.refused).toHaveLength(2)
+    expect(errors.filter((error) => error.name != 'DropNotice')).toEqual([])
   })
 })

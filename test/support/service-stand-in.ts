@@ -21,6 +21,8 @@ export interface StandInOptions {
   accept?: 'header' | 'header-or-query'
   /** CORS for pages on other origins (the tracker's straight-to-service option). */
   cors?: boolean
+  /** Milliseconds it takes to answer each request, as a busy service would; requests in flight at once each take as long. Default 0. */
+  answerAfterMs?: number
 }
 
 export interface StoredEvent {
@@ -71,15 +73,17 @@ function faultOf(request: IncomingMessage, url: URL, text: string, keys: Set<str
  * `refused` what it answered 400 and why; `down(true)` makes it answer 503 to everything until
  * `down(false)`.
  */
-export async function startServiceStandIn({ keys, accept = 'header', cors = false }: StandInOptions) {
+export async function startServiceStandIn({ keys, accept = 'header', cors = false, answerAfterMs = 0 }: StandInOptions) {
   const taken = new Set(keys)
   const events: StoredEvent[] = []
   const refused: { error: string; body: string }[] = []
   let isDown = false
   let requests = 0
   const corsHeaders: Record<string, string> = cors ? { 'access-control-allow-origin': '*' } : {}
-  const answer = (response: ServerResponse, status: number, body: unknown) =>
+  const answerNow = (response: ServerResponse, status: number, body: unknown) =>
     response.writeHead(status, { 'content-type': 'application/json', ...corsHeaders }).end(JSON.stringify(body))
+  const answer = (response: ServerResponse, status: number, body: unknown) =>
+    answerAfterMs ? setTimeout(() => answerNow(response, status, body), answerAfterMs) : answerNow(response, status, body)
 
   const server: Server = createServer((request, response) => {
     const chunks: Buffer[] = []

@@ -1,0 +1,23 @@
+import type { RelayEvent } from './types'
+
+/** An event a sink's destination refused for good, and its words for why. */
+export interface RefusedEvent {
+  event: RelayEvent
+  error: string
+}
+
+/**
+ * A sink's failure that names events its destination refused for good (the service answered a
+ * 4xx other than 408 and 429 for them alone), every other event of the call being delivered. The
+ * relay answers those refused as `rejected`, by name, and hands them to the dead-letter sink; a
+ * resend could only be refused again. The rest counts as taken.
+ */
+export class SinkRefusal extends Error {
+  constructor(
+    /** The refused events, each with the destination's reason. */
+    readonly refused: RefusedEvent[]
+  ) {
+    super(refused[0]?.error || 'the sink refused events')
+    this.name = 'SinkRefusal'
+  }
+}
