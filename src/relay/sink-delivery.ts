@@ -1,5 +1,6 @@
 import type { Claims } from './claims'
 import { sinkTimer, type Metrics } from './metrics'
+import { NO_ADDRESS } from './rate-limit'
 import { CLAIMED_RETRY_SECONDS, failure, json } from './responses'
 import { SinkRefusal, type RefusedEvent } from './sink-refusal'
 import { SinkUnavailable } from './sink-unavailable'
@@ -10,6 +11,14 @@ function namedIn(fresh: RelayEvent[], named: RelayEvent[]) {
   const known = new Set<unknown>(named.flatMap((event) => [event, event.event_id].filter(Boolean)))
   return (event: RelayEvent) => known.has(event) || (!!event.event_id && known.has(event.event_id))
 }
+
+/**
+ * Whose share of the sink a request's events take: its address's. Requests that show no address
+ * share one rate-limit bucket (rate-limit.ts), but not one share of the sink: there, each
+ * shopper's events (the request's first uid) are served in turn, so that one shopper's burst does
+ * not hold everyone's back.
+ */
+const shareOf = (client: string | undefined, fresh: RelayEvent[]) => (client == NO_ADDRESS ? NO_ADDRESS + ' ' + fresh[0].user.uid : client)
 
 /**
  * Makes the function that hands a request's fresh events to `sink`, timed into `metrics`; the
@@ -39,7 +48,7 @@ export function sinkDelivery(sink: Sink, metrics: Metrics, report: (error: unkno
     if (!fresh.length) return []
     const timer = sinkTimer(metrics)
     try {
-      await sink(fresh, { client })
+      await sink(fresh, { client: shareOf(client, fresh) })
       timer(true)
     } catch (error) {
       if (error instanceof SinkRefusal) {
