@@ -2,7 +2,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { setTimeout as pause } from 'node:timers/promises'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { forwardSink, SinkRefusal, SinkUnavailable, type DeadLetter, type RelayEvent } from '../../src/relay'
+import { forwardSink, SinkRefusal, SinkUnavailable, type DeadLetter, type Relay, type RelayEvent } from '../../src/relay'
 import { startServiceStandIn } from '../support/service-stand-in'
 import { waitFor } from '../support/wait'
 import { bodyOf, envelope, read, serve } from './support'
@@ -561,8 +561,9 @@ describe("forwardSink, format: 'spec' (the default), against the service stand-i
 })
 
 describe("a relay in front of the stand-in, format: 'spec'", () => {
-  const post = (relay: { fetch: (request: Request) => Promise<Response> }, events: unknown[]) =>
-    relay.fetch(new Request('http://shop.test/df/events', { method: 'POST', body: JSON.stringify(events) }))
+  // A shopper's request, with the peer address a server gives the relay.
+  const post = (relay: Relay, events: unknown[]) =>
+    relay.fetch(new Request('http://shop.test/df/events', { method: 'POST', body: JSON.stringify(events) }), { remoteAddress: '203.0.113.9' })
 
   it('a batch the service stopped taking half-way: 503, and the resend brings each event to the service once', async () => {
     const { createRelay } = await import('../../src/relay')
