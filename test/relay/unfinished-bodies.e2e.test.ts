@@ -9,8 +9,10 @@ import { connect, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
+import { createRelay, toNodeHandler } from '../../src/relay'
 import { sleep } from '../support/wait'
 import { envelope, type RelayInstance, startRelay } from './instances-driver'
+import { recordingSink, serve } from './support'
 
 const CONNECTIONS = 1000
 const BODY_BYTES = 256 * 1024
@@ -90,4 +92,35 @@ describe.each([
     expect(open, 'connections still open after 30 s').toBeLessThanOrEqual(64)
     expect(grown, "growth of the relay process's resident set, in bytes").toBeLessThan(100 * 1024 * 1024)
   }, 60000)
+})
+
+describe('a request whose address has spent its bucket', () => {
+  it('is answered 429 with Retry-After from its Content-Length alone, before a byte of its body arrives', async () => {
+    const relay = createRelay({ keys: ['KEY'], sink: recordingSink().sink, rateLimit: { burst: 300, perSecond: 0.01 }, bodyTimeoutMs: 1000 })
+    const server = await serve(toNodeHandler(relay))
+    try {
+      /** The head of a POST declaring a 256 KiB body, and none of the body: the first answer, and when it came. */
+      const headOnly = () =>
+        new Promise<{ head: string; ms: number }>((resolve, reject) => {
+          const started = performance.now()
+          const socket = connect(server.port, '127.0.0.1', () =>
+            socket.write(`POST /df/events HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: text/plain\r\ncontent-length: ${BODY_BYTES}\r\n\r\n`)
+          )
+          socket.once('data', (chunk) => {
+            resolve({ head: chunk.toString('latin1'), ms: performance.now() - started })
+            socket.destroy()
+          })
+          socket.once('error', reject)
+        })
+      // The first pays its 256 KiB's 256 tokens before its body is read, and waits for it in vain.
+      expect((await headOnly()).head).toMatch(/^HTTP\/1\.1 408 /)
+      // The second cannot pay: told so at once.
+      const second = await headOnly()
+      expect(second.head).toMatch(/^HTTP\/1\.1 429 /)
+      expect(second.head).toMatch(/\r\nretry-after: \d+\r\n/i)
+      expect(second.ms).toBeLessThan(500)
+    } finally {
+      await server.close()
+    }
+  })
 })
