@@ -16,8 +16,8 @@ const cleanDist = { name: 'clean-dist', buildStart: () => rmSync('dist', { recur
 const compile = () => typescript({ declaration: false, outDir: 'dist', isolatedModules: false })
 
 // One source, a module build per entry and a script tag per page-facing file. The module
-// builds leave nanoid and js-cookie to the shop's bundler; the script tags carry them, in
-// their browser builds.
+// builds leave their dependencies (nanoid, for the server's entries) to the shop's bundler or
+// Node; the script tags carry everything they use.
 const moduleBuild = (name, external = ['nanoid', 'js-cookie'], first = false) => ({
   input: `src/${name}.ts`,
   external,
@@ -67,7 +67,7 @@ const declarations = (name) => ({
   ]
 })
 
-// The script tags: one file each, with nanoid and js-cookie in their browser builds. The
+// The script tags: one file each, with what they import in its browser build. The
 // minifier shortens local names only; property names stay as the source writes them. A third
 // pass of its safe transforms still finds code that the second one made inlinable.
 const scriptTag = (input, file, { name, preamble } = {}) => ({
