@@ -1,11 +1,13 @@
 // Builds the docs site (npm run docs), offline, from the repository: first what VitePress needs
 // beside the hand-written pages (the API reference pages from the built declarations' TSDoc,
 // the benchmark page from bench/results.json, the machine-readable contract served beside
-// them), then the site, which fails on a dead link and here also on a page that fails to render.
+// them), then the site, which fails on a dead link and here also on a page that fails to render,
+// and before it on a link that does not work in the repository too (doc-links.mjs).
 import { execFileSync, spawnSync } from 'node:child_process'
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { ENTRIES, extractAll } from './api-extractor.mjs'
+import { checkLinks } from './doc-links.mjs'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const at = (path) => root + path
@@ -137,4 +139,9 @@ writeApiPages()
 writeBenchmarks()
 // The contract, served by the site at /schema/envelope.json and /schema/openapi.json.
 cpSync(at('schema'), at('docs/public/schema'), { recursive: true })
+const faults = await checkLinks()
+if (faults.length) {
+  for (const fault of faults) console.error('docs: ' + fault)
+  process.exit(1)
+}
 buildSite()

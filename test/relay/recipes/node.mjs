@@ -12,10 +12,15 @@ const relay = createRelay({
   serverSecrets: process.env.DF_SERVER_SECRET ? [process.env.DF_SERVER_SECRET] : []
 })
 
-createServer(toNodeHandler(relay)).listen(process.env.PORT || 8080, process.env.HOST)
+const port = process.env.PORT || 8080
+createServer(toNodeHandler(relay)).listen(port, process.env.HOST, () => {
+  console.log(`Relay listening on http://${process.env.HOST || 'localhost'}:${port}/ (the pages' data-endpoint)`)
+})
 
 // The metrics on a port of their own, on the loopback unless METRICS_HOST names an inside
 // address: for Prometheus on your network, never for the shop's visitors.
 createServer(async (request, response) => {
   response.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(await relay.metrics())
-}).listen(process.env.METRICS_PORT || 9464, process.env.METRICS_HOST || '127.0.0.1')
+}).listen(process.env.METRICS_PORT || 9464, process.env.METRICS_HOST || '127.0.0.1', () => {
+  console.log(`Metrics on http://${process.env.METRICS_HOST || '127.0.0.1'}:${process.env.METRICS_PORT || 9464}/ (for Prometheus)`)
+})
