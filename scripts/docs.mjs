@@ -54,6 +54,25 @@ function writeApiPages() {
   }
 }
 
+/**
+ * The rows of the API pages' tables whose Description cell is empty ("client.md: createClient"),
+ * as API Documenter leaves one for an item, a parameter or an entry without TSDoc.
+ */
+function emptyDescriptions() {
+  const empty = []
+  for (const file of readdirSync(at('docs/api'))) {
+    for (const [table] of readFileSync(at('docs/api/' + file), 'utf8').matchAll(/<table>[\s\S]*?<\/table>/g)) {
+      const column = [...table.matchAll(/<th>([\s\S]*?)<\/th>/g)].findIndex(([, header]) => header.trim() == 'Description')
+      if (column < 0) continue
+      for (const [row] of table.matchAll(/<tr><td>[\s\S]*?<\/tr>/g)) {
+        const cells = [...row.matchAll(/<td>([\s\S]*?)<\/td>/g)].map(([, cell]) => cell.trim())
+        if (!cells[column]) empty.push(file + ': ' + cells[0].replace(/\s+/g, ' '))
+      }
+    }
+  }
+  return empty
+}
+
 // The HTML API Documenter writes itself; any other tag-like text came from a TSDoc comment.
 const TAGS = /^\/?(table|thead|tbody|tr|th|td|b|i|br|p|a|code)\b/
 
@@ -139,7 +158,7 @@ writeApiPages()
 writeBenchmarks()
 // The contract, served by the site at /schema/envelope.json and /schema/openapi.json.
 cpSync(at('schema'), at('docs/public/schema'), { recursive: true })
-const faults = await checkLinks()
+const faults = [...emptyDescriptions().map((row) => 'an empty description in the API reference, ' + row), ...(await checkLinks())]
 if (faults.length) {
   for (const fault of faults) console.error('docs: ' + fault)
   process.exit(1)

@@ -21,6 +21,7 @@ import type { Addon, Consent, Stats, Tracker, TrackerOptions } from './types'
  * viewed. Bad options are reported, never thrown (unless `strict`): every call is then refused
  * with the same clear message, and the host page keeps running. Where there is no `window`
  * (server rendering) every call does nothing.
+ * @param options - The key, the collector's URL, and the other settings (TrackerOptions).
  */
 export function createTracker(options: TrackerOptions): Tracker {
   const browser = typeof window == 'object'

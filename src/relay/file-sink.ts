@@ -10,6 +10,7 @@ type FileModule = { open(path: string, flags: string): Promise<FileHandle> }
  * never interleave. Node only: the file module is loaded on first use, so the relay's entry
  * still loads on platforms without it. Any objects go as they are: it serves as a dead-letter
  * sink too.
+ * @param path - The NDJSON file to append to; its folder is made if missing.
  */
 export function fileSink(path: string): Sink<object> {
   let handle: Promise<FileHandle> | undefined

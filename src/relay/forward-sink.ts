@@ -4,6 +4,7 @@ import { batchRequests, postToService, specRequests, type Outgoing, type Waiting
 import { SinkUnavailable } from './sink-unavailable'
 import type { DeadLetter, RelayEvent, Sink } from './types'
 
+/** The options of `forwardSink()`. */
 export interface ForwardSinkOptions {
   /** The service's event route. SPEC does not show it; the service's documentation does. */
   url: string
