@@ -53,7 +53,7 @@ export function optionsFromDataset(data: DOMStringMap): Partial<TrackerOptions> 
     const value = data[name]!
     options[name] = name != 'key' && /^(true|false|\d+)$/.test(value) ? JSON.parse(value) : value
     const nearest = nearestName(name, Object.keys(DATA_OPTIONS))
-    if (nearest && nearest != name) warn(attributeOf(name) + ' is not an option: did you mean ' + attributeOf(nearest) + '?')
+    if (nearest && nearest != name) warn(attributeOf(name) + ' is unknown: did you mean ' + attributeOf(nearest) + '?')
   }
   return options
 }
