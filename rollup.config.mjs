@@ -16,8 +16,8 @@ const cleanDist = { name: 'clean-dist', buildStart: () => rmSync('dist', { recur
 const compile = () => typescript({ declaration: false, outDir: 'dist', isolatedModules: false })
 
 // One source, a module build per entry and a script tag per page-facing file. The module
-// builds leave nanoid and js-cookie to the shop's bundler; the script tags carry them, in
-// their browser builds.
+// builds leave their dependencies (nanoid, for the server's entries) to the shop's bundler or
+// Node; the script tags carry everything they use.
 const moduleBuild = (name, external = ['nanoid', 'js-cookie'], first = false) => ({
   input: `src/${name}.ts`,
   external,
@@ -57,17 +57,23 @@ const collectorBuild = {
 // Each entry's declarations in one file, with no relative imports left for a resolver to get
 // wrong (nodenext wants extensions in them), twice: .d.ts is read as ESM beside the .mjs
 // ("type": "module"), .d.cts as CommonJS beside the .cjs.
-const declarations = (name) => ({
-  input: `src/${name}.ts`,
-  external: ['nanoid', 'js-cookie', '@shopify/web-pixels-extension', /^node:/],
-  plugins: [dts()],
-  output: [
-    { file: `dist/${name}.d.ts`, format: 'es' },
-    { file: `dist/${name}.d.cts`, format: 'es' }
-  ]
-})
+// The entry's own comment, its TSDoc @packageDocumentation, goes first in each file: API
+// Extractor reads it there as the entry's description, and the bundling of the declarations
+// leaves it out otherwise.
+const declarations = (name) => {
+  const banner = /^\/\*\*[\s\S]*?@packageDocumentation[\s\S]*?\*\//.exec(readFileSync(`src/${name}.ts`, 'utf8'))?.[0]
+  return {
+    input: `src/${name}.ts`,
+    external: ['nanoid', 'js-cookie', '@shopify/web-pixels-extension', /^node:/],
+    plugins: [dts()],
+    output: [
+      { file: `dist/${name}.d.ts`, format: 'es', banner },
+      { file: `dist/${name}.d.cts`, format: 'es', banner }
+    ]
+  }
+}
 
-// The script tags: one file each, with nanoid and js-cookie in their browser builds. The
+// The script tags: one file each, with what they import in its browser build. The
 // minifier shortens local names only; property names stay as the source writes them. A third
 // pass of its safe transforms still finds code that the second one made inlinable.
 const scriptTag = (input, file, { name, preamble } = {}) => ({

@@ -1,13 +1,26 @@
 // This module is `npm run demo`: it starts the demo store, the reference collector and the live
 // inspector on one port.
+import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
+import { buildIfStale } from './build.mjs'
 import { handleDiscovery } from './discovery.mjs'
 import { handleStore } from './store.mjs'
-import { DEMO_KEY, keysFromEnv, startInspect } from '../dist/collector.mjs'
-import { identityCookie } from '../dist/server.mjs'
 
 const DEFAULT_DATA = fileURLToPath(new URL('./data/events.ndjson', import.meta.url))
+
+// Run as a command (`npm run demo`), the demo builds the library first where dist/ is missing or
+// older than the source, before the builds are imported.
+const command = process.argv[1] == fileURLToPath(import.meta.url)
+if (command) {
+  process.chdir(fileURLToPath(new URL('..', import.meta.url)))
+  await buildIfStale()
+}
+const { DEMO_KEY, keysFromEnv, startInspect } = await import('../dist/collector.mjs')
+const { identityCookie } = await import('../dist/server.mjs')
+
+/** Whether `host` is one of this machine's own addresses, which no other machine reaches. */
+const isLoopback = (host) => host == 'localhost' || host == '::1' || /^127\./.test(host)
 
 /**
  * Starts the demo on `host:port` (port 0 picks a free one) and resolves once it listens.
@@ -16,10 +29,17 @@ const DEFAULT_DATA = fileURLToPath(new URL('./data/events.ndjson', import.meta.u
  * The store's pages send `key`; the collector and the discovery routes take it and `keys`.
  * The other options, and what this resolves with, are those of startInspect (src/collector/server.ts):
  * the collector and the inspector, to which the demo adds its store and the discovery routes.
+ *
+ * The store's "Inspector" links carry the inspector's token, so that they open it, while the
+ * demo listens on this machine's own addresses only (the default, 127.0.0.1). Listening on
+ * others, its pages would hand the token, and every shopper's identity the inspector shows, to
+ * anyone who loads one: the links are then plain, and the printed URL is the way in.
  */
 export function startDemo({ collectorPath = '/v3/feedback', dataFile = DEFAULT_DATA, key = DEMO_KEY, keys = [], ...options } = {}) {
   const accepted = new Set([key, ...keys])
-  const context = { key, endpoint: collectorPath }
+  const inspectorToken = options.inspectorToken || randomBytes(24).toString('base64url')
+  const inspectorLink = isLoopback(options.host ?? '127.0.0.1') ? '/inspector?token=' + encodeURIComponent(inspectorToken) : '/inspector'
+  const context = { key, endpoint: collectorPath, inspectorLink }
   const catalog = JSON.parse(readFileSync(new URL('./catalog.json', import.meta.url), 'utf8'))
 
   const routes = ({ collector, activity }) => {
@@ -42,10 +62,10 @@ export function startDemo({ collectorPath = '/v3/feedback', dataFile = DEFAULT_D
       return handleStore(request, response, context)
     }
   }
-  return startInspect({ ...options, collectorPath, dataFile, keys: accepted, routes, seesDiscovery: true })
+  return startInspect({ ...options, inspectorToken, collectorPath, dataFile, keys: accepted, routes, seesDiscovery: true })
 }
 
-if (process.argv[1] == fileURLToPath(import.meta.url)) {
+if (command) {
   const demo = await startDemo({
     port: Number(process.env.PORT || 8080),
     host: process.env.HOST || '127.0.0.1',

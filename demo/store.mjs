@@ -69,9 +69,9 @@ ${STUB}${early ? `<script>${early}</script>` : ''}
 <script async src="/discovery-feedback.min.js" data-key="${escape(context.key)}" data-endpoint="${escape(context.endpoint)}"></script>
 <script async src="/discovery-feedback-declarative.min.js"></script>
 <script src="/discovery-feedback-client.min.js"></script>
-<header><strong>Demo store</strong><span class="search"><input id="search" type="search" placeholder="Search products" autocomplete="off"><span id="results"></span></span><a href="/">Home</a><a href="/cart">Cart <span id="cart-count"></span></a><a href="/spa">SPA</a><a href="/inspector" target="_blank">Inspector</a></header>
+<header><strong>Demo store</strong><span class="search"><input id="search" type="search" placeholder="Search products" autocomplete="off"><span id="results"></span></span><a href="/">Home</a><a href="/cart">Cart <span id="cart-count"></span></a><a href="/spa">SPA</a><a href="${escape(context.inspectorLink)}" target="_blank">Inspector</a></header>
 <main>${body}</main>
-<footer>Every click here is an event: watch them arrive, validated, in the <a href="/inspector" target="_blank">inspector</a>.</footer>
+<footer>Every click here is an event: watch them arrive, validated, in the <a href="${escape(context.inspectorLink)}" target="_blank">inspector</a>.</footer>
 <script type="application/json" id="store-data">${data({ key: context.key, ...values })}</script>
 <script src="/store/cart.js"></script>
 <script src="/store/search-and-shelves.js"></script>
@@ -174,7 +174,7 @@ function thankYouPage(context, order, host) {
     .join('')
   return `<!doctype html><html lang="en"><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>Thank you · Demo store checkout</title><link rel="stylesheet" href="/store/store.css">
-<header><strong>Demo store · Checkout</strong><a href="/">Continue shopping</a><a href="/inspector" target="_blank">Inspector</a></header>
+<header><strong>Demo store · Checkout</strong><a href="/">Continue shopping</a><a href="${escape(context.inspectorLink)}" target="_blank">Inspector</a></header>
 <main><h1>Thank you!</h1><p>Order <b id="order-id">${escape(order.shopifyId)}</b> is confirmed.</p>
 <table>${rows}<tr><td>Shipping</td><td></td><td>${money(order.shipping)}</td></tr><tr><th>Total (incl. ${money(order.tax)} VAT)</th><td></td><th>${money(order.revenue)}</th></tr></table>
 <p>This page runs no storefront script: the purchase is sent by the custom pixel, in Shopify's lax sandbox.</p></main>
@@ -212,9 +212,9 @@ function spa(context) {
   return `<!doctype html><html lang="en"><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>SPA · Demo store</title><link rel="stylesheet" href="/store/store.css">
 <script type="importmap">{"imports":{"discovery-feedback":"/esm/index.mjs","nanoid":"/esm/nanoid.js"}}</script>
-<header><strong>Demo store · SPA</strong><a data-route href="/spa">Start</a><a data-route href="/spa/new">New</a><a data-route href="/spa/sale">Sale</a><a data-route href="/spa/about">About</a><a href="/">Store</a><a href="/inspector" target="_blank">Inspector</a></header>
+<header><strong>Demo store · SPA</strong><a data-route href="/spa">Start</a><a data-route href="/spa/new">New</a><a data-route href="/spa/sale">Sale</a><a data-route href="/spa/about">About</a><a href="/">Store</a><a href="${escape(context.inspectorLink)}" target="_blank">Inspector</a></header>
 <main id="app"></main>
-<footer>Each route is a view-page with the previous URL as ref: see the <a href="/inspector" target="_blank">inspector</a>.</footer>
+<footer>Each route is a view-page with the previous URL as ref: see the <a href="${escape(context.inspectorLink)}" target="_blank">inspector</a>.</footer>
 <script type="application/json" id="store-data">${data({ key: context.key, endpoint: context.endpoint })}</script>
 <script type="module" src="/store/spa.mjs"></script></html>`
 }

@@ -15,30 +15,37 @@ export const ENTRIES = {
   collector: 'discovery-feedback/collector'
 }
 
-function configOf(entry, report) {
+/**
+ * API Extractor's settings for one entry: its declarations (`dist/<entry>.d.ts`, or another file
+ * of the same entry given as `declarations`, relative to the repository), its report in
+ * `reports` when `report` (API Extractor looks for undocumented members only then), and its doc
+ * model in `models`.
+ */
+function configOf(entry, report, declarations = `dist/${entry}.d.ts`, models = 'temp/api', reports = 'etc') {
   return ExtractorConfig.prepare({
     configObject: {
       projectFolder: root,
-      mainEntryPointFilePath: `<projectFolder>/dist/${entry}.d.ts`,
+      mainEntryPointFilePath: `<projectFolder>/${declarations}`,
       compiler: {
         overrideTsconfig: {
           compilerOptions: { target: 'es2022', lib: ['es2022', 'dom'], strict: true, skipLibCheck: true, types: [] },
-          files: [`dist/${entry}.d.ts`]
+          files: [declarations]
         }
       },
-      apiReport: { enabled: report, reportFileName: `${entry}.api.md`, reportFolder: '<projectFolder>/etc/', reportTempFolder: '<projectFolder>/temp/' },
-      docModel: { enabled: true, apiJsonFilePath: `<projectFolder>/temp/api/${entry}.api.json` },
+      apiReport: { enabled: report, reportFileName: `${entry}.api.md`, reportFolder: `<projectFolder>/${reports}/`, reportTempFolder: '<projectFolder>/temp/' },
+      docModel: { enabled: true, apiJsonFilePath: `<projectFolder>/${models}/${entry}.api.json` },
       dtsRollup: { enabled: false },
       tsdocMetadata: { enabled: false },
       newlineKind: 'lf',
       // Findings go into the report, where a review sees them, rather than onto the console. The
-      // package marks no release stages (@public, @beta), and not every member has its own TSDoc.
+      // package marks no release stages (@public, @beta). A public function, method, option or
+      // type without its sentence of TSDoc is an error: the API reference is made from them.
       messages: {
         compilerMessageReporting: { default: { logLevel: 'warning' } },
         extractorMessageReporting: {
           default: { logLevel: 'none', addToApiReportFile: true },
           'ae-missing-release-tag': { logLevel: 'none', addToApiReportFile: false },
-          'ae-undocumented': { logLevel: 'none', addToApiReportFile: false }
+          'ae-undocumented': { logLevel: 'error', addToApiReportFile: false }
         },
         tsdocMessageReporting: { default: { logLevel: 'none' } }
       }
@@ -46,6 +53,23 @@ function configOf(entry, report) {
     configObjectFullPath: undefined,
     packageJsonFullPath: root + 'package.json'
   })
+}
+
+/**
+ * Runs API Extractor on one entry's declarations (`configOf`), its report and doc model written
+ * to `folder` rather than etc/ and temp/api/, and returns the errors it found (an undocumented
+ * public member among them), each as API Extractor words it.
+ */
+export function errorsOf(entry, declarations, folder) {
+  const errors = []
+  Extractor.invoke(configOf(entry, true, declarations, folder, folder), {
+    localBuild: true,
+    messageCallback(message) {
+      if (message.logLevel == 'error') errors.push(`${message.messageId}: ${message.text}`)
+      message.handled = true
+    }
+  })
+  return errors
 }
 
 /** Runs API Extractor on every entry; resolves whether each succeeded. `report: false` writes the doc models only. */

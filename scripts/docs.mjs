@@ -1,11 +1,13 @@
 // Builds the docs site (npm run docs), offline, from the repository: first what VitePress needs
 // beside the hand-written pages (the API reference pages from the built declarations' TSDoc,
 // the benchmark page from bench/results.json, the machine-readable contract served beside
-// them), then the site, which fails on a dead link and here also on a page that fails to render.
+// them), then the site, which fails on a dead link and here also on a page that fails to render,
+// and before it on a link that does not work in the repository too (doc-links.mjs).
 import { execFileSync, spawnSync } from 'node:child_process'
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { ENTRIES, extractAll } from './api-extractor.mjs'
+import { checkLinks } from './doc-links.mjs'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const at = (path) => root + path
@@ -50,6 +52,25 @@ function writeApiPages() {
     const path = `${out}/${file}`
     writeFileSync(path, safeForVue(readFileSync(path, 'utf8').replaceAll(SCOPE, 'discovery-feedback/')))
   }
+}
+
+/**
+ * The rows of the API pages' tables whose Description cell is empty ("client.md: createClient"),
+ * as API Documenter leaves one for an item, a parameter or an entry without TSDoc.
+ */
+function emptyDescriptions() {
+  const empty = []
+  for (const file of readdirSync(at('docs/api'))) {
+    for (const [table] of readFileSync(at('docs/api/' + file), 'utf8').matchAll(/<table>[\s\S]*?<\/table>/g)) {
+      const column = [...table.matchAll(/<th>([\s\S]*?)<\/th>/g)].findIndex(([, header]) => header.trim() == 'Description')
+      if (column < 0) continue
+      for (const [row] of table.matchAll(/<tr><td>[\s\S]*?<\/tr>/g)) {
+        const cells = [...row.matchAll(/<td>([\s\S]*?)<\/td>/g)].map(([, cell]) => cell.trim())
+        if (!cells[column]) empty.push(file + ': ' + cells[0].replace(/\s+/g, ' '))
+      }
+    }
+  }
+  return empty
 }
 
 // The HTML API Documenter writes itself; any other tag-like text came from a TSDoc comment.
@@ -137,4 +158,9 @@ writeApiPages()
 writeBenchmarks()
 // The contract, served by the site at /schema/envelope.json and /schema/openapi.json.
 cpSync(at('schema'), at('docs/public/schema'), { recursive: true })
+const faults = [...emptyDescriptions().map((row) => 'an empty description in the API reference, ' + row), ...(await checkLinks())]
+if (faults.length) {
+  for (const fault of faults) console.error('docs: ' + fault)
+  process.exit(1)
+}
 buildSite()

@@ -1,3 +1,9 @@
+/**
+ * The reference collector and the live inspector, in Node: what `npx discovery-feedback
+ * inspect` and `npm run demo` start, to see a shop's events arrive, checked and linted.
+ *
+ * @packageDocumentation
+ */
 // The reference collector and the live inspector, in Node: what `npx discovery-feedback inspect`
 // starts, and the custom pixel's code `npx discovery-feedback shopify-pixel` prints. Node's own
 // types come with it: its server is Node's, and nothing else of the package needs them.

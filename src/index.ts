@@ -1,3 +1,11 @@
+/**
+ * The storefront tracker as an ES module: `createTracker()` for a shop's own bundle (the script
+ * tag is the same tracker, built into `dist/discovery-feedback.min.js`), tracking without code
+ * (`trackDeclarative()`), the consent banners' adapters, the GA4 data-layer bridge, SPEC's rules,
+ * and the discovery client.
+ *
+ * @packageDocumentation
+ */
 export { createTracker } from './browser/tracker'
 export { EVENTS, validate } from './shared/rules'
 export { trackDeclarative } from './browser/declarative'

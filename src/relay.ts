@@ -1,3 +1,10 @@
+/**
+ * The first-party relay, for Node 20 or later: the collector protocol as a handler a shop runs
+ * on its own domain, in front of the service, with its sinks (forward to the service, a file)
+ * and its delivery stores (memory, Redis).
+ *
+ * @packageDocumentation
+ */
 export { createRelay } from './relay/create-relay'
 export { memoryStore } from './relay/memory-delivery-store'
 export { redisStore } from './relay/redis-store'

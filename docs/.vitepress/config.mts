@@ -1,4 +1,7 @@
+import { dirname, relative, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { defineConfig } from 'vitepress'
+import { SITE_PAGES } from './site-pages.mjs'
 
 // The site of discovery-feedback: the guides and references under docs/, and the API reference
 // that scripts/docs.mjs generates into docs/api/ from the built declarations' TSDoc.
@@ -28,13 +31,36 @@ const references = [
 const entries = ['discovery-feedback', 'client', 'server', 'shopify', 'relay', 'collector']
 const items = (pages: string[][]) => pages.map(([text, link]) => ({ text, link }))
 
+const repository = fileURLToPath(new URL('../..', import.meta.url))
+
+/**
+ * Where a page's link leads on the site: a link to a file the site shows as a page of its own
+ * (site-pages.mjs) leads to that page, its anchor kept; any other link is left as written.
+ */
+function onTheSite(href: string, page: string) {
+  if (/^([a-z]+:|\/|#)/i.test(href)) return href
+  const [path, anchor] = href.split('#')
+  const shown = SITE_PAGES[relative(repository, resolve(dirname(page), path)).replaceAll('\\', '/') as keyof typeof SITE_PAGES]
+  return shown ? shown + (anchor ? '#' + anchor : '') : href
+}
+
 export default defineConfig({
   title: 'discovery-feedback',
   description: 'Analytics events for a product-discovery service, from a shop’s pages to your collector.',
   cleanUrls: true,
   lastUpdated: false,
   // Text such as `{ name: string; url: string; }` in the API pages is a type, not attributes.
-  markdown: { attrs: { disable: true } },
+  markdown: {
+    attrs: { disable: true },
+    config(md) {
+      const linkOpen = md.renderer.rules.link_open!
+      md.renderer.rules.link_open = (tokens, index, options, env, self) => {
+        const href = tokens[index].attrGet('href')
+        if (href) tokens[index].attrSet('href', onTheSite(href, env.path))
+        return linkOpen(tokens, index, options, env, self)
+      }
+    }
+  },
   themeConfig: {
     nav: [
       { text: 'Guides', link: '/guide/script-tag' },

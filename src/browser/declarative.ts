@@ -1,4 +1,5 @@
 import type { EventProperties } from '../shared/types'
+import { givenTracker } from '../shared/given-tracker'
 import type { Tracker } from './types'
 
 /*
@@ -17,8 +18,8 @@ const attribute = (element: Element, name: string) => {
   return holder ? holder.getAttribute('data-df-' + name)! : undefined
 }
 
-/** Starts declarative tracking; returns the function that stops it. */
-export function trackDeclarative(tracker: Pick<Tracker, 'track'>): () => void {
+/** Starts declarative tracking for `tracker`, which has its `track()`; returns the function that stops it. */
+export function followDeclarative(tracker: Pick<Tracker, 'track'>): () => void {
   // One listener for the whole document: it sees clicks on child elements and on tiles added
   // later. Capture phase, so a page that stops propagation still gets its click tracked.
   const onClick = (event: Event) => {
@@ -61,4 +62,12 @@ export function trackDeclarative(tracker: Pick<Tracker, 'track'>): () => void {
     document.removeEventListener('click', onClick, true)
     document.removeEventListener('DOMContentLoaded', readBlocks)
   }
+}
+
+/**
+ * Starts declarative tracking; returns the function that stops it.
+ * @param tracker - The tracker, or any object with its `track()`.
+ */
+export function trackDeclarative(tracker: Pick<Tracker, 'track'>): () => void {
+  return givenTracker('trackDeclarative', tracker, ['track']) ? followDeclarative(tracker) : () => {}
 }

@@ -63,7 +63,7 @@ const requestUrl = ({ endpoint, format, key }: TrackerOptions, checks: Entry[] =
 export function createDelivery(
   settings: TrackerOptions,
   outbox: Outbox,
-  dropped: (entries: Entry[], reason: PageDropReason, detail?: string) => void,
+  dropped: (entries: Entry[], reason: PageDropReason, detail?: string, said?: string) => void,
   allowed: () => boolean
 ) {
   const spec = settings.format == 'spec'

@@ -24,14 +24,17 @@ export function createFaults({ onError, strict }: TrackerOptions, broken?: Feedb
 
   const report = reporter(onError)
 
-  /** Events given up after they were accepted: counted by reason and reported. */
-  const drop = (entries: Entry[], reason: PageDropReason, detail?: string) => {
+  /**
+   * Events given up after they were accepted: counted by reason and reported, with the
+   * collector's own words for a refusal where its answer gave them (`said`).
+   */
+  const drop = (entries: Entry[], reason: PageDropReason, detail?: string, said?: string) => {
     dropped[reason] += entries.length
     const one = entries.length == 1
     const error = feedbackError(
       one ? entries[0].event.event : undefined,
       undefined,
-      (one ? 'event' : entries.length + ' events') + ' dropped: ' + WHY[reason] + (detail ? ', ' + detail : '')
+      (one ? 'event' : entries.length + ' events') + ' dropped: ' + WHY[reason] + (detail ? ', ' + detail : '') + (said ? ': ' + said : '')
     )
     report(error)
     return error

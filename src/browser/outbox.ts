@@ -1,4 +1,4 @@
-import { nanoid } from 'nanoid'
+import { randomId } from '../shared/random-id'
 import { jsonOf, type Packed } from '../shared/batch'
 import type { Unidentified } from '../shared/envelope'
 import type { Envelope } from '../shared/types'
@@ -27,7 +27,7 @@ export type OutboxDropReason = Extract<DropReason, 'overflow' | 'expired'>
  *   df_q_<page>.<n>    one event of the page with that outbox id: its wire text, after the
  *                      time it was handed over if it was
  *   df_q_<page>        written when that page went (pagehide): its events are free to take
- * ('.' is not in nanoid's alphabet, so it always separates the outbox id from the number.)
+ * ('.' is not in an id's alphabet (shared/random-id.ts), so it always separates the outbox id from the number.)
  */
 // Bounds, so a collector that stays down cannot fill the site's 5 MB of localStorage:
 // 2,000 events (a 1,000-event burst fits twice), 1 MiB of JSON, 7 days.
@@ -50,7 +50,7 @@ const stored = (entry: Entry) => (entry.handed || '') + jsonOf(entry)
  */
 export function createOutbox(onDrop: (entries: Entry[], reason: OutboxDropReason) => void) {
   // This page's outbox: its Web Lock's name, and its events' keys before the number.
-  const own = OUTBOX_PREFIX + nanoid(10)
+  const own = OUTBOX_PREFIX + randomId(10)
   const locks = navigator.locks
   // Looked up once: in Chromium every read of window.localStorage costs about as much as
   // the rest of a tracked click.

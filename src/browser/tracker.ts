@@ -22,6 +22,7 @@ import type { Addon, Consent, Stats, Tracker, TrackerOptions } from './types'
  * viewed. Bad options are reported, never thrown (unless `strict`): every call is then refused
  * with the same clear message, and the host page keeps running. Where there is no `window`
  * (server rendering) every call does nothing.
+ * @param options - The key, the collector's URL, and the other settings (TrackerOptions).
  */
 export function createTracker(options: TrackerOptions): Tracker {
   const browser = typeof window == 'object'
@@ -101,7 +102,7 @@ export function createTracker(options: TrackerOptions): Tracker {
     const autoView = guard(() => {
       if (location.href != lastUrl) record('view-page', {})
     })
-    const pageViews = settings.autoViewPage !== false ? followPageViews(autoView, signal) : undefined
+    const pageViews = settings.autoViewPage !== false ? followPageViews(autoView, signal, settings.hashRouting) : undefined
     followPage(
       outbox,
       delivery,

@@ -58,8 +58,16 @@ function link(tracker: Tracker | undefined): LinkedTracker | undefined {
 /** One id, or several joined by commas, as a path segment. */
 const pathSegment = (ids: string | string[]) => (Array.isArray(ids) ? ids : [ids]).map(encodeURIComponent).join(',')
 
-/** Creates a typed client for SPEC's discovery routes. */
+/**
+ * Creates a typed client for SPEC's discovery routes, linked to a tracker: its `tracker` is then
+ * always there.
+ * @param options - The key, the service's address, and the tracker.
+ */
 export function createClient(options: ClientOptions & { tracker: Tracker }): DiscoveryClient & { readonly tracker: LinkedTracker }
+/**
+ * Creates a typed client for SPEC's discovery routes.
+ * @param options - The key, the service's address, and the tracker or the user of every request.
+ */
 export function createClient(options: ClientOptions): DiscoveryClient
 export function createClient(options: ClientOptions): DiscoveryClient {
   const { key, timeout = 5000 } = options

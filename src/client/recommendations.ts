@@ -115,6 +115,8 @@ function merge(event: string, base: Body, payload: Body, allowed?: string[]): Bo
  * A recommendation shelf's store: emit SPEC's store events, read the state, subscribe to its
  * changes. The shape is what React's useSyncExternalStore and Vue's shallowRef take as is.
  * Each answer goes through the client, so its rid reaches the clicks on the shelf's tiles.
+ * @param client - The discovery client the store's requests go through.
+ * @param options - The store's user, its slots for trending and featured, and its error handler.
  */
 export function createRecommendations(client: DiscoveryClient, options: RecommendationOptions = {}): RecommendationStore {
   let state: RecommendationState = { status: 'idle', items: [] }

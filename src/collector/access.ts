@@ -6,20 +6,28 @@ import { readFileSync } from 'node:fs'
 
 // The demo store's pages send this key, and a collector given no keys takes it, so that a first
 // try with the demo's pages works.
+/** The demo store's API key, which a collector given no keys takes. */
 export const DEMO_KEY = 'demo-key'
 
 // SPEC "Errors": a request without an API key gets a message saying one must be provided. These
 // are the relay's texts, which the collector answers with.
+/** The collector's answer to an event without an API key. */
 export const KEY_MISSING = 'An API key must be provided.'
+/** The collector's answer to an event whose API key it does not take. */
 export const KEY_INVALID = 'The API key is not valid.'
 
 /** The environment variables keysFromEnv reads. */
 export interface KeysEnv {
+  /** API keys, comma-separated. */
   COLLECTOR_KEYS?: string | undefined
+  /** A file of API keys, one a line. */
   COLLECTOR_KEYS_FILE?: string | undefined
 }
 
-/** Returns the keys from `COLLECTOR_KEYS` (comma-separated) and the file `COLLECTOR_KEYS_FILE` names (one a line). */
+/**
+ * Returns the keys from `COLLECTOR_KEYS` (comma-separated) and the file `COLLECTOR_KEYS_FILE` names (one a line).
+ * @param env - The environment, such as `process.env`.
+ */
 export function keysFromEnv(env: KeysEnv): string[] {
   const listed = (env.COLLECTOR_KEYS || '').split(',')
   const filed = env.COLLECTOR_KEYS_FILE ? readFileSync(env.COLLECTOR_KEYS_FILE, 'utf8').split('\n') : []

@@ -56,20 +56,27 @@ function listenerSet<T>() {
   }
 }
 
+/** The options of `createActivity()`. */
 export interface ActivityOptions {
+  /** The collector whose messages are followed. */
   collector: Pick<Collector, 'subscribe'>
+  /** That this server answers the discovery routes and reports each rid through `responded`, so that a rid it never returned is a lint. Default false: only a rid's shape is checked. */
   seesDiscovery?: boolean | undefined
+  /** The RegExp of product page URLs, for the lints about product pages. */
   productUrl?: RegExp | undefined
+  /** Sessions remembered at most, the oldest forgotten first. Default 1,000. */
   maxSessions?: number
+  /** Rids remembered at most, the oldest forgotten first. Default 10,000. */
   maxRids?: number
 }
 
 /**
- * Follows `collector`. `seesDiscovery` says that this server answers the discovery routes and
- * reports each rid through `responded`, so that a rid it never returned is a lint; without it
- * only a rid's shape is checked. `productUrl` is the RegExp of product page URLs.
+ * Follows a collector's messages: each session's funnel, the rids its discovery responses
+ * returned, and the lints of each event, for the inspector.
+ * @param options - The collector to follow, and what this server sees.
  */
-export function createActivity({ collector, seesDiscovery = false, productUrl = PRODUCT_URL, maxSessions = 1000, maxRids = 10000 }: ActivityOptions): Activity {
+export function createActivity(options: ActivityOptions): Activity {
+  const { collector, seesDiscovery = false, productUrl = PRODUCT_URL, maxSessions = 1000, maxRids = 10000 } = options
   const sessions = new Map<string, Session>()
   const rids = new Map<string, string>()
   const responses = { a: 0, s: 0, c: 0, r: 0 }

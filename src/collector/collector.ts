@@ -46,8 +46,10 @@ function messageLog() {
  * the connection's peer, sets no cookie, since the demo's pages renew the uid themselves, and no
  * rate limit, since a developer's pages and tests all come from one address. It keeps the
  * events of bots and headless browsers, marked, where a shop's relay drops them.
+ * @param options - The data file, the keys it takes, and the largest body.
  */
-export function createCollector({ file, maxBodyBytes, keys = [DEMO_KEY] }: CollectorOptions): Collector {
+export function createCollector(options: CollectorOptions): Collector {
+  const { file, maxBodyBytes, keys = [DEMO_KEY] } = options
   mkdirSync(dirname(file), { recursive: true })
   const store = memoryStore()
   const cutShort = existsSync(file) && readStored(file, store.remember)

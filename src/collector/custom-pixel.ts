@@ -17,6 +17,7 @@ export type CustomPixelOptions = Record<string, unknown> & { key: string; endpoi
 /**
  * The custom pixel's code for `options`. Shopify runs it inside a function that gives it `api`,
  * the Standard API. It reads the built bundle, dist/discovery-feedback-shopify.min.js.
+ * @param options - The pixel's options (`connectShopify`'s), `key` and `endpoint` among them.
  */
 export function customPixelCode(options: CustomPixelOptions): string {
   const { version } = JSON.parse(readFileSync(packageFile('package.json'), 'utf8')) as { version: string }

@@ -44,8 +44,10 @@ function summary(envelope: unknown): RejectedSummary {
  * report gives an index for rejected envelopes only, so a batch's messages come accepted first,
  * then duplicates, then rejected; the accepted ones keep the batch's order (a click before its
  * add-to-cart).
+ * @param report - The relay's report of one batch (its `onBatch`).
  */
-export function messagesOf({ accepted, duplicates, rejected, sentAt }: BatchReport): CollectorMessage[] {
+export function messagesOf(report: BatchReport): CollectorMessage[] {
+  const { accepted, duplicates, rejected, sentAt } = report
   const tSent = Number.isFinite(sentAt) ? (sentAt as number) : null
   // The relay checked every accepted event against the rules, so its properties are its kind's.
   const stored = (event: BatchReport['accepted'][number]) => event as StoredEvent

@@ -12,6 +12,7 @@ import type { Activity, Collector } from './types'
 /** Further routes beside the collector and the inspector: resolves false for a request it does not serve. */
 export type MoreRoutes = (request: IncomingMessage, response: ServerResponse, url: URL) => Promise<boolean>
 
+/** The options of `startInspect()`. */
 export interface InspectOptions {
   /** Default 8080; 0 picks a free one. */
   port?: number | undefined
@@ -25,6 +26,7 @@ export interface InspectOptions {
   keys?: Iterable<string> | undefined
   /** The inspector's token; a random one by default. */
   inspectorToken?: string | undefined
+  /** Largest request body the collector takes, in bytes (the relay's default when left out). */
   maxBodyBytes?: number | undefined
   /** How much an inspector feed may leave unread before it is dropped. Default 1 MiB. */
   maxFeedBytes?: number | undefined
@@ -40,14 +42,19 @@ export interface InspectOptions {
   seesDiscovery?: boolean | undefined
 }
 
+/** A running collector and inspector (`startInspect()`): where they listen, and how to stop them. */
 export interface Inspect {
   /** The server's origin, such as http://127.0.0.1:8080. */
   url: string
   /** The inspector's page with its token, to open once. */
   inspectorUrl: string
+  /** The inspector's token, in `inspectorUrl` already. */
   inspectorToken: string
+  /** The collector, to follow its messages. */
   collector: Collector
+  /** What the inspector knows beyond single events. */
   activity: Activity
+  /** The Node HTTP server both listen on. */
   server: Server
   /** Closes every connection, then the server and the data file. */
   close(): Promise<void>
@@ -101,6 +108,7 @@ function listen(server: Server, port: number, host: string) {
  * `routes({ collector, activity })` may return a handler for further requests, resolving false
  * for a request it does not serve; with it, `seesDiscovery` says that it answers the discovery
  * routes and reports their rids to `activity.responded`.
+ * @param options - Where to listen, the data file, the keys, the token, and further routes.
  */
 export async function startInspect(options: InspectOptions): Promise<Inspect> {
   const { port = 8080, host = '127.0.0.1', collectorPath = '/v3/feedback', requestTimeout = 10000, headersTimeout = 5000 } = options

@@ -34,13 +34,16 @@ export type CollectorMessage =
 
 /** A lint: what an integration most likely got wrong (docs/guide/inspector.md). */
 export interface Lint {
+  /** The lint's name, such as `cart-without-click`, for counting it. */
   code: string
+  /** What it means, in words, for the inspector to show. */
   text: string
 }
 
 /** A collector message with the lints the inspector found in it. */
 export type LintedMessage = CollectorMessage & { lints: Lint[] }
 
+/** The options of `createCollector()`. */
 export interface CollectorOptions {
   /** The NDJSON file accepted events are appended to; its folder is made if missing. */
   file: string
@@ -50,10 +53,14 @@ export interface CollectorOptions {
   keys?: Iterable<string> | undefined
 }
 
+/** The reference collector (`createCollector()`): the relay with a file sink, and what it tells the inspector. */
 export interface Collector {
   /** The Node `http` handler of the collector's route: the relay's own (`toNodeHandler`). */
   handle: ReturnType<typeof toNodeHandler>
-  /** Calls back with every accepted, duplicate and rejected envelope; returns the unsubscribe. */
+  /**
+   * Calls back with every accepted, duplicate and rejected envelope; returns the unsubscribe.
+   * @param listener - Called with each envelope's message.
+   */
   subscribe(listener: (message: CollectorMessage) => void): () => void
   /** Returns the last messages, for an inspector that connects late. */
   recent(): CollectorMessage[]
@@ -65,29 +72,51 @@ export interface Collector {
 
 /** One session's funnel, as the inspector charts it. */
 export interface FunnelRow {
+  /** The session's shopper. */
   uid: string
+  /** The session. */
   sid: string
+  /** Its view-pages. */
   views: number
+  /** Its click-items and click-suggestions. */
   clicks: number
+  /** Its add-to-carts: the service's widgets' buttons, not a product page's own (update-cart). */
   carts: number
+  /** Its purchases. */
   purchases: number
 }
 
 /** The numbers behind the inspector's charts. */
 export interface ActivityStats {
+  /** Sessions seen since the start. */
   sessions: number
+  /** The funnel of each of the sessions active last, last active first. */
   funnel: FunnelRow[]
+  /** Per rid family (autocomplete `a-`, search `s-` …): clicks carrying one of its rids, and its responses. */
   clickThrough: { prefix: string; family: string; clicks: number; responses: number }[]
+  /** Whether this server answers the discovery routes, so that responses are counted. */
   seesDiscovery: boolean
+  /** How often each lint was found, by its code. */
   lints: Record<string, number>
 }
 
+/** What the inspector knows beyond single events (`createActivity()`): sessions' funnels, rids, lints. */
 export interface Activity {
-  /** Hears that a discovery response of this server returned `rid` to `user` (its request's user object). */
+  /**
+   * Hears that a discovery response of this server returned `rid` to `user` (its request's user object).
+   * @param rid - The response's `meta.rid`.
+   * @param user - The user object of the request it answered.
+   */
   responded(rid: unknown, user: unknown): void
-  /** Calls back with every collector message and its lints; returns the unsubscribe. */
+  /**
+   * Calls back with every collector message and its lints; returns the unsubscribe.
+   * @param listener - Called with each message and its lints.
+   */
   subscribe(listener: (message: LintedMessage) => void): () => void
-  /** Calls back with a fresh snapshot shortly after anything changed; returns the unsubscribe. */
+  /**
+   * Calls back with a fresh snapshot shortly after anything changed; returns the unsubscribe.
+   * @param listener - Called with the numbers behind the charts.
+   */
   subscribeStats(listener: (stats: ActivityStats) => void): () => void
   /** Returns the last messages with their lints, for an inspector that connects late. */
   recent(): LintedMessage[]

@@ -39,6 +39,7 @@ function checkRequired({ keys, sink }: RelayOptions) {
  * sink: 2xx only once the sink has them, 503 with Retry-After when it fails, so the browser,
  * whose outbox keeps them, sends them again. Each event id reaches the sink once, across every
  * instance that shares the store (docs/guide/relay.md says where that can fail).
+ * @param options - The keys, the sink, the store, the origins, and what the relay trusts.
  */
 export function createRelay(options: RelayOptions): Relay {
   const { keys, sink, origins, maxBodyBytes = 256 * 1024, bodyTimeoutMs = BODY_TIMEOUT_MS, claimMs = 30000, onBatch, bots = 'drop' } = options

@@ -21,6 +21,8 @@ export interface FileSinkOptions {
  * never interleave. Node only: the file module is loaded on first use, so the relay's entry
  * still loads on platforms without it. Any objects go as they are: it serves as a dead-letter
  * sink too, where `maxBytes` bounds the disk it takes.
+ * @param path - The NDJSON file to append to.
+ * @param options - `maxBytes`, to bound the disk it takes.
  */
 export function fileSink(path: string, options: FileSinkOptions = {}): Sink<object> {
   const { maxBytes } = options

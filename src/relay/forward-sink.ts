@@ -8,6 +8,7 @@ import { SinkRefusal } from './sink-refusal'
 import { SinkUnavailable } from './sink-unavailable'
 import type { DeadLetter, RelayEvent, Sink, SinkSource } from './types'
 
+/** The options of `forwardSink()`. */
 export interface ForwardSinkOptions {
   /** The service's event route. SPEC does not show it; the service's documentation does. */
   url: string

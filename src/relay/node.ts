@@ -71,6 +71,7 @@ function bodyOf(request: NodeRequest) {
  * The relay as a Node `http` handler, `(request, response) => …`, for `http.createServer` and
  * Express (mount it before any body parser, which would read the body first). The connection's
  * peer address goes to the relay, whose `trustProxy` decides whether it is the shopper.
+ * @param relay - The relay, from `createRelay()`.
  */
 export function toNodeHandler(relay: Relay) {
   return async (request: NodeRequest, response: NodeResponse) => {

@@ -59,6 +59,7 @@ return wait`
  */
 export type RedisClient = { sendCommand(args: string[]): Promise<unknown> } | { call(command: string, ...args: string[]): Promise<unknown> }
 
+/** The options of `redisStore()`. */
 export interface RedisStoreOptions {
   /** Prefix of every key. Default 'df:'. */
   prefix?: string
@@ -79,7 +80,14 @@ export interface RedisStoreOptions {
   shards?: number
 }
 
-export function redisStore(client: RedisClient, { prefix = 'df:', keepDays = 7, timeoutMs = 2000, shards = 1 }: RedisStoreOptions = {}): DeliveryStore {
+/**
+ * The relay's delivery store in Redis, shared by every instance of a relay that runs in several
+ * processes: which event ids reached the sink, and the rate limit's buckets.
+ * @param client - A connected node-redis or ioredis client of the shop's own.
+ * @param options - The keys' prefix, how long ids are remembered, the command timeout, and the shards.
+ */
+export function redisStore(client: RedisClient, options: RedisStoreOptions = {}): DeliveryStore {
+  const { prefix = 'df:', keepDays = 7, timeoutMs = 2000, shards = 1 } = options
   // ioredis has call(); node-redis has no call() but sendCommand(array). ioredis's own
   // sendCommand takes a Command object, so call() is looked for first.
   const send = (args: string[]): Promise<unknown> =>

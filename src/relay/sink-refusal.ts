@@ -2,7 +2,9 @@ import type { RelayEvent } from './types'
 
 /** An event a sink's destination refused for good, and its words for why. */
 export interface RefusedEvent {
+  /** The event, as the sink was given it (or a copy with its `event_id`). */
   event: RelayEvent
+  /** Why its destination refused it, in the destination's words: what the page's answer and the dead letter say. */
   error: string
 }
 

@@ -58,18 +58,38 @@ export type ClaimState = 'new' | 'delivered' | 'claimed'
  * ids before its sink runs, so that two instances given the same event never both hand it over.
  */
 export interface DeliveryStore {
-  /** Claims `ids` for the request `token`: 'new' ones are its to deliver now; 'delivered' ones reached the sink before; 'claimed' ones are another request's now. */
+  /**
+   * Claims `ids` for the request `token`: 'new' ones are its to deliver now; 'delivered' ones reached the sink before; 'claimed' ones are another request's now.
+   * @param ids - The request's event ids.
+   * @param token - The request's own token.
+   * @param ttlMs - How long a claim holds should the request never settle it.
+   */
   claim(ids: string[], token: string, ttlMs: number): Promise<ClaimState[]>
-  /** The request's claimed ids reached the sink; `owners[i]`, if given, is the shopper `ids[i]` belongs to (for `?unconfirmed=`). */
+  /**
+   * The request's claimed ids reached the sink; `owners[i]`, if given, is the shopper `ids[i]` belongs to (for `?unconfirmed=`).
+   * @param ids - The ids that reached the sink.
+   * @param token - The request's token.
+   * @param owners - The shopper each id belongs to, by the same index.
+   */
   delivered(ids: string[], token: string, owners?: string[]): Promise<void>
-  /** The sink failed: the request lets its claims go, so that a retry can take them. */
+  /**
+   * The sink failed: the request lets its claims go, so that a retry can take them.
+   * @param ids - The ids the request claimed.
+   * @param token - The request's token.
+   */
   release(ids: string[], token: string): Promise<void>
-  /** For each id, the owner it reached the sink with ('' for none), or null when it did not (the `?unconfirmed=` question). */
+  /**
+   * For each id, the owner it reached the sink with ('' for none), or null when it did not (the `?unconfirmed=` question).
+   * @param ids - The event ids asked about.
+   */
   lookup(ids: string[]): Promise<(string | null)[]>
   /**
    * Takes `cost` tokens from the bucket `name` (a client's) under `limit`, for every instance at
    * once: resolves 0 when taken, else the milliseconds until there are tokens enough. A store
    * without it sets no rate limit.
+   * @param name - The bucket, one per client.
+   * @param cost - The events of the request.
+   * @param limit - The bucket's size and refill.
    */
   take?(name: string, cost: number, limit: RateLimit): Promise<number>
 }
@@ -96,6 +116,7 @@ export interface BatchReport {
   sentAt: number | undefined
 }
 
+/** The options of `createRelay()`. */
 export interface RelayOptions {
   /** The API keys whose events the relay takes. Required. */
   keys: string[]
@@ -183,8 +204,13 @@ export interface RequestInfo {
   remoteAddress?: string
 }
 
+/** A relay (`createRelay()`): its handler, and what it did. */
 export interface Relay {
-  /** The handler, on Web standards: a Next.js route handler, Hono, Deno, Bun and workers call it with their Request. */
+  /**
+   * The handler, on Web standards: a Next.js route handler, Hono, Deno, Bun and workers call it with their Request.
+   * @param request - The request, as the platform hands it over.
+   * @param info - The connection's peer address, where the platform gives it beside the request.
+   */
   fetch(request: Request, info?: RequestInfo): Promise<Response>
   /**
    * What this relay instance did since it started, in the Prometheus text format (serve it as

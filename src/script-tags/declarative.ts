@@ -1,5 +1,5 @@
 import { pageCommand } from '../browser/command'
-import { trackDeclarative } from '../browser/declarative'
+import { followDeclarative } from '../browser/declarative'
 
 /*
  * The script-tag add-on for tracking without code (dist/discovery-feedback-declarative.min.js),
@@ -12,5 +12,5 @@ import { trackDeclarative } from '../browser/declarative'
   if (page.discoveryFeedbackDeclarative) return
   page.discoveryFeedbackDeclarative = true
   const command = pageCommand(page)
-  trackDeclarative({ track: (event, properties) => command()(event, properties) })
+  followDeclarative({ track: (event, properties) => command()(event, properties) })
 })()

@@ -1,5 +1,5 @@
 import { addonsFirst, createCommandFunction, type Call } from '../browser/command'
-import { optionsFromDataset } from '../browser/data-options'
+import { optionsFromDataset, warn } from '../browser/data-options'
 import { createTracker } from '../browser/tracker'
 import type { TrackerOptions } from '../browser/types'
 
@@ -10,6 +10,9 @@ import type { TrackerOptions } from '../browser/types'
  * queued 'init'), and every queued call is replayed: the add-ons' 'use' first, the rest in order. The queue's array is never
  * patched: a page that kept a reference to the stub goes through the global name, now ours.
  */
+
+// How long a page may take to call 'init' itself before it hears that nothing is tracked.
+const NO_TRACKER_AFTER = 3000
 
 /** What the page may hold under the global name: the stub, an earlier copy of ours, or anything else. */
 interface Stub {
@@ -25,10 +28,16 @@ interface Stub {
   if (stub.createTracker) return
   const discoveryFeedback = createCommandFunction(createTracker)
   page.discoveryFeedback = discoveryFeedback
-  // Without data-key the tracker waits for a queued or later 'init'.
-  const data = document.currentScript?.dataset
+  // The options of the script's own data-* attributes; none where the browser does not say
+  // which script runs (a module, or a copy run by other code).
+  const dataset = document.currentScript?.dataset
+  const options = dataset ? optionsFromDataset(dataset) : {}
   // The tracker checks that the endpoint is there too, as it checks any options.
-  if (data?.key) discoveryFeedback('init', optionsFromDataset(data) as TrackerOptions)
+  if (options.key) discoveryFeedback('init', options as TrackerOptions)
+  // Without data-key the tracker waits for a queued or later 'init'. A page still without one
+  // after a few seconds most likely lost its key (a typo, a template that left it empty): its
+  // calls wait unheard, and its view-pages are lost.
+  else setTimeout(() => discoveryFeedback.tracker || warn('no data-key, and no init: nothing is tracked'), NO_TRACKER_AFTER)
   // Array.from with one argument only: Prototype.js replaces it with a version that takes no map function.
   const queued = Array.from(stub.q || []).map((args) => Array.from(args || []) as Call)
   for (const args of addonsFirst(queued)) discoveryFeedback(...args)

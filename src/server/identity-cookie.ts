@@ -21,6 +21,8 @@ export interface IdentityCookieOptions {
  * @example
  * const { setCookie } = identityCookie(request.headers.cookie)
  * response.setHeader('Set-Cookie', setCookie)
+ * @param cookieHeader - The request's `Cookie` header, as Node gives it (a string, or undefined).
+ * @param options - How long the cookie lasts, and its domain and attributes.
  */
 export function identityCookie(cookieHeader: unknown, options: IdentityCookieOptions = {}): { uid: string; setCookie: string } {
   const uid = uidFromCookieHeader(cookieHeader) || nanoid()

@@ -33,6 +33,7 @@ function serverUser(event: string, user: unknown): User {
  * sender, one at a time while the collector is not known to answer, with bounded memory. What
  * is its own: the secret, a timeout per request, a number of tries per event, and flush() and
  * close() that wait through failures until a timeout.
+ * @param options - The key, the collector's URL, the secret, and the queue's bounds.
  */
 export function createServerTracker(options: ServerTrackerOptions): ServerTracker {
   const { key, endpoint, maxBatchEvents = 50, flushInterval = 1000, maxInFlight = 4, maxQueuedEvents = 20000 } = options

@@ -38,6 +38,7 @@ export interface ServerStats {
   sent: number
   /** Sends that failed and will be tried again. */
   retried: number
+  /** Events given up, by reason; `onError` heard each. */
   dropped: {
     /** Calls the rules refused (track threw). */
     invalid: number
@@ -61,6 +62,7 @@ export interface WaitOptions {
 /** The shopper of a call from the shop's server: SPEC asks for ip and ua when the browser is not the caller. */
 export type ServerUser = User & { ip: string; ua: string }
 
+/** A server-side tracker (`createServerTracker()`): events of shoppers who are not on the line, from memory. */
 export interface ServerTracker {
   /**
    * Queues an event for a shopper who is not on the line: a purchase from an order webhook.
@@ -68,11 +70,21 @@ export interface ServerTracker {
    * as SPEC asks when the call does not come from the shopper's browser, ip and ua. An
    * add-to-cart sends its click-item along, first, as SPEC asks of every sender.
    * Throws a FeedbackError naming the event, the field and the rule.
+   * @param event - The event's SPEC name, such as `'purchase'`.
+   * @param properties - The event's properties.
+   * @param user - The shopper: uid, sid, ip and ua.
    */
   track<E extends EventName>(event: E, properties: EventProperties[E], user: ServerUser): void
-  /** Sends what waits now; resolves once nothing is left, or at the timeout with the rest still queued. */
+  /**
+   * Sends what waits now; resolves once nothing is left, or at the timeout with the rest still queued.
+   * @param options - How long to wait at most.
+   */
   flush(options?: WaitOptions): Promise<void>
-  /** Shutdown: sends what it can until the timeout, then gives up the rest and reports it. */
+  /**
+   * Shutdown: sends what it can until the timeout, then gives up the rest and reports it.
+   * @param options - How long to wait at most.
+   */
   close(options?: WaitOptions): Promise<void>
+  /** What happened to the events so far. */
   stats(): ServerStats
 }

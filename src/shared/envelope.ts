@@ -1,10 +1,10 @@
-import { nanoid } from 'nanoid'
+import { randomId } from './random-id'
 import { orderEventId } from './order-event-id'
 import type { Envelope, EventName, User } from './types'
 
-// One random id per page, a counter per event: as unique as a random id per event, without
-// asking the browser's random source on every click.
-const page = nanoid(16) + '.'
+// One random id per page (80 bits), a counter per event: as unique as a random id per event,
+// without asking the browser's random source on every click.
+const page = randomId(16) + '.'
 let count = 0
 
 /**

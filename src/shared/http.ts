@@ -24,11 +24,16 @@ export function verdictOf(status: number): Verdict {
  */
 export const withSendTime = (endpoint: string, now: number) => withParameter(endpoint, 't_sent=' + now)
 
-/** The collector's own words in an error answer's body, SPEC's error shape ("Errors": `{ error: { message } }`); undefined for any other body. */
+/** The collector's own words in an error answer's parsed body, SPEC's error shape ("Errors": `{ error: { message } }`); undefined for any other. */
+export function errorMessageIn(json: unknown): string | undefined {
+  const message = (json as { error?: { message?: unknown } } | null | undefined)?.error?.message
+  return typeof message == 'string' ? message : undefined
+}
+
+/** The collector's own words in an error answer's body, as errorMessageIn reads them; undefined for a body that is not JSON. */
 export function errorMessageOf(body: string): string | undefined {
   try {
-    const message = JSON.parse(body)?.error?.message
-    return typeof message == 'string' ? message : undefined
+    return errorMessageIn(JSON.parse(body))
   } catch {
     return undefined
   }

@@ -1,4 +1,4 @@
-import { nanoid } from 'nanoid'
+import { randomId } from './random-id'
 import { OUR_ID, UID_COOKIE } from './ids'
 
 /*
@@ -80,7 +80,7 @@ export function createIds(options: IdentityOptions, https: boolean) {
     keep(name: string, found: string | null | undefined, stored: boolean): string {
       const now = Date.now()
       const last = held[name]
-      const id = found && OUR_ID.test(found) ? found : last && last.expires > now ? last.id : nanoid()
+      const id = found && OUR_ID.test(found) ? found : last && last.expires > now ? last.id : randomId()
       held[name] = { id, expires: now + lifetime(name), stored }
       return id
     },

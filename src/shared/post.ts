@@ -1,4 +1,5 @@
 // The POST both page-side senders make: the storefront tracker's delivery and the Shopify pixel's.
+import { errorMessageIn } from './http'
 
 /** The collector's answer to a request. */
 export interface Answer {
@@ -26,11 +27,17 @@ export function post(url: string, body: string, keepalive: boolean, readBody = t
   // the page can go.
   return new Promise<Response>((resolve) => resolve(fetch(url, { method: 'POST', body, keepalive })))
     .then((response) =>
-      // The body is read only when the request asked something of it (`missing`): reading and
-      // parsing an answer nobody needs is main-thread work on every send.
-      (readBody ? response.json() : Promise.resolve())
+      // The body is read only when the request asked something of it (`missing`), or when the
+      // collector refused, to say why in the drop's message: reading and parsing an answer
+      // nobody needs is main-thread work on every send.
+      (readBody || response.status >= 400 ? response.json() : Promise.resolve())
         .catch(() => undefined)
-        .then((json): Answer => ({ status: response.status, retryAfter: response.headers.get('retry-after'), missing: json?.missing }))
+        .then((json): Answer => ({
+          status: response.status,
+          retryAfter: response.headers.get('retry-after'),
+          missing: json?.missing,
+          message: errorMessageIn(json)
+        }))
     )
     .catch((): Answer => ({ status: 0 }))
 }

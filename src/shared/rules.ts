@@ -61,6 +61,11 @@ type Sent<Event extends EventName> = Event extends 'view-page'
   : EventProperties[Event]
 type FilledIn = 'url' | 'ref' | 'width' | 'height'
 
+/**
+ * SPEC's rules of each event's properties, by field: the kind of value each takes (`s` a
+ * non-empty string, `n` a finite number, `?` after it for a field that may be left out …), as
+ * the tracker, the server sender and the relay check them.
+ */
 export const EVENTS: Record<EventName, Schema> = {
   'click-suggestion': { rid: Kind.text, suggestion: Kind.text },
   // SPEC: rid is "needed for items that came from the service", so other clicks go without.
@@ -186,7 +191,11 @@ export function expectOneOf(event: string | undefined, field: string, names: str
     throw feedbackError(event, field, 'must be one of ' + names.join(', ') + ', got ' + (isString(value) ? 'an unknown name' : describe(value)))
 }
 
-/** Returns a clean copy of the properties, or throws a FeedbackError naming event, field and rule. */
+/**
+ * Returns a clean copy of the properties, or throws a FeedbackError naming event, field and rule.
+ * @param event - The event's SPEC name, such as `'purchase'`.
+ * @param properties - The properties to check against that event's rules.
+ */
 export function validate(event: unknown, properties: unknown): Record<string, unknown> {
   expectOneOf(isString(event) ? event : undefined, 'event', EVENT_NAMES, event)
   return check(event as EventName, EVENTS[event as EventName], properties, 'properties', '')

@@ -6,7 +6,9 @@
 
 /** SPEC's two ids of a product line, as the service's catalogue knows them: the product's and its variant's. */
 export interface CatalogIds {
+  /** The product's id, as in the shop's product feed. */
   item_id: string
+  /** The id of the product's variant (size, colour) the shopper chose. */
   variant_item_id: string
 }
 
@@ -104,12 +106,15 @@ export interface User {
 
 /** What the collector receives: SPEC "Generic event structure", one per event. */
 export interface Envelope<E extends EventName = EventName> {
+  /** The event's SPEC name, such as `'click-item'`. */
   event: E
+  /** The event's properties, checked by SPEC's rules for that event. */
   properties: EventProperties[E]
   /** Merchant API key (SPEC "Authentication" 4). */
   key: string
   /** Epoch milliseconds when the event was tracked, not when it was sent. */
   t_client: number
+  /** The shopper the event is about. */
   user: User
   /** Unique per event, so a collector can store a resent event once. */
   event_id: string
@@ -117,6 +122,7 @@ export interface Envelope<E extends EventName = EventName> {
 
 /** An event that could not be tracked or sent, with where the fault lies. */
 export interface FeedbackError extends Error {
+  /** Always `'FeedbackError'`, to tell the library's errors from others. */
   name: 'FeedbackError'
   /** The event (or command) the error is about. */
   event?: string
@@ -126,6 +132,7 @@ export interface FeedbackError extends Error {
 
 /** What became of one tracked event: what its sender returns, and what an add-on hears. */
 export interface Outcome {
+  /** The event's SPEC name. */
   event: EventName
   /** The properties as recorded; when refused, as they reached the rules. */
   properties: unknown

@@ -55,6 +55,8 @@ function readOptions(options: ShopifyOptions) {
  * (consent.ts), by fetch with keepalive (delivery.ts). Nothing here touches `document.cookie`
  * or `localStorage`: in a sandbox they are not the shop's. Nothing throws into Shopify's code;
  * every fault goes to `onError` and the console (faults.ts).
+ * @param api - The Standard API: what `register` hands an app pixel, or `api` in a custom pixel.
+ * @param options - The key, the collector's URL, and the pixel's other settings.
  */
 export function connectShopify(api: PixelApi, options: ShopifyOptions): ShopifyConnection {
   const faults = createPixelFaults(options)

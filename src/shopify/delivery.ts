@@ -80,7 +80,8 @@ export function createPixelDelivery(
     interval,
     // A purchase leaves at once.
     due: (entry) => (entry.event.event == 'purchase' ? 0 : undefined),
-    drop
+    // A refusal says why in the collector's own words, where its answer gave them.
+    drop: (entries, reason, detail, said) => drop(entries, reason, said ? detail + ': ' + said : detail)
   })
 
   return {

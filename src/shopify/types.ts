@@ -8,6 +8,7 @@ export type { CatalogIds }
 /** The parts of the Standard API the pixel uses: what `register` hands an app pixel, or `api` in a custom pixel. */
 export type PixelApi = Pick<ExtensionApi, 'analytics' | 'browser' | 'init' | 'customerPrivacy'>
 
+/** The options of `connectShopify()`: the pixel's settings. */
 export interface ShopifyOptions {
   /** Merchant API key, sent as `key` in every event. Required. */
   key: string
@@ -57,6 +58,7 @@ export interface ShopifyConnection {
   stats(): ShopifyStats
 }
 
+/** Counts of the pixel's events. */
 export interface ShopifyStats {
   /** Waiting: for consent, for the next request, or for an answer. */
   queued: number
@@ -64,6 +66,7 @@ export interface ShopifyStats {
   sent: number
   /** Sends that failed and will be tried again. */
   retried: number
+  /** Events given up, by reason; `onError` heard each. */
   dropped: {
     /** Shopify events or line items that could not be mapped onto SPEC's, and calls the rules refused. */
     invalid: number

@@ -76,6 +76,8 @@ describe('the inspector as an integration debugger, in Chromium', () => {
     expect(await inspector.textContent('#lint-total')).toBe('No lints0')
     // One session: 4 pages, 2 autocomplete clicks + the shelf's click-item, 1 add-to-cart, 1 purchase.
     expect(await funnelRows(inspector)).toEqual([[expect.stringMatching(/^sid /), '4', '3', '1', '1']])
+    // The product page's button sent update-cart, not counted: the funnel says why.
+    expect(await inspector.textContent('#funnel-note')).toMatch(/product page's own button .* sends update-cart/)
     const rates = Object.fromEntries(await clickThrough(inspector))
     expect(rates.autocomplete).toMatch(/^2\/\d+ · \d+ %$/)
     expect(rates.recommendation).toMatch(/^1\/\d+ · \d+ %$/)

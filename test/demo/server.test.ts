@@ -409,8 +409,18 @@ describe('12. access', () => {
     expect(stream.headers.get('content-type')).toBe('text/event-stream')
     await stream.body!.cancel()
     expect((await fetch(demo.url + '/inspector', { headers: { cookie: session.cookie + 'x' } })).status).toBe(401)
-    // Store pages keep plain links to the inspector.
-    expect(await (await fetch(demo.url + '/cart')).text()).toContain('href="/inspector"')
+    // The demo listens on 127.0.0.1 only: the store's links to the inspector carry its token, and open it.
+    const link = /<a href="(\/inspector[^"]*)"/.exec(await (await fetch(demo.url + '/cart')).text())![1]
+    expect(link).toBe('/inspector?token=' + encodeURIComponent(demo.inspectorToken))
+    expect((await fetch(demo.url + link.replaceAll('&amp;', '&'), { redirect: 'manual' })).status).toBe(303)
+  })
+
+  it('listening beyond this machine, the store keeps plain links: its pages would hand out the token', async () => {
+    const demo = await start({ host: '0.0.0.0' })
+    const local = demo.url.replace('0.0.0.0', '127.0.0.1')
+    const page = await (await fetch(local + '/cart')).text()
+    expect(page).toContain('<a href="/inspector" target="_blank">')
+    expect(page).not.toContain(demo.inspectorToken)
   })
 
   it('the command line reads COLLECTOR_KEYS, COLLECTOR_KEYS_FILE and INSPECTOR_TOKEN and prints the inspector URL', async () => {

@@ -46,14 +46,19 @@ const freePort = () =>
     })
   })
 
-/** Runs a recipe file as its own Node process, as `node express.mjs` would, and waits until it answers. */
+/**
+ * Runs a recipe file as its own Node process, as `node express.mjs` would, and waits until it
+ * answers, and until it has said where it listens, as a person starting it waits to read.
+ */
 async function run(file: string, env: Record<string, string> = {}) {
   const port = await freePort()
   const child = spawn(process.execPath, [fileURLToPath(new URL('./recipes/' + file, import.meta.url))], {
     env: { ...process.env, PORT: String(port), ...env },
-    stdio: ['ignore', 'ignore', 'inherit']
+    stdio: ['ignore', 'pipe', 'inherit']
   })
   children.push(child)
+  let printed = ''
+  child.stdout!.on('data', (data) => (printed += data))
   const origin = `http://127.0.0.1:${port}`
   let up = false
   const started = Date.now()
@@ -65,6 +70,7 @@ async function run(file: string, env: Record<string, string> = {}) {
     if (!up) await new Promise((resolve) => setTimeout(resolve, 50))
   }
   expect(up).toBe(true)
+  await waitFor(() => printed.includes(`http://localhost:${port}/`), 'the line saying where ' + file + ' listens')
   return origin
 }
 

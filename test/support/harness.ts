@@ -107,8 +107,6 @@ const STATIC: Record<string, () => Buffer> = {
   '/discovery-feedback-datalayer.min.js': () => file('../../dist/discovery-feedback-datalayer.min.js'),
   '/discovery-feedback-client.min.js': () => file('../../dist/discovery-feedback-client.min.js'),
   '/esm/index.mjs': () => file('../../dist/index.mjs'),
-  '/esm/nanoid.js': () => file('../../node_modules/nanoid/index.browser.js'),
-  '/esm/url-alphabet/index.js': () => file('../../node_modules/nanoid/url-alphabet/index.js'),
   '/fuzz.mjs': () => file('./fuzz.mjs')
 }
 
@@ -116,7 +114,7 @@ const STATIC: Record<string, () => Buffer> = {
 export const STUB = '<script>' + README_STUB + '</script>'
 
 /** This import map lets a page `import { createTracker } from 'discovery-feedback'`. */
-export const IMPORT_MAP = '<script type="importmap">{"imports":{"discovery-feedback":"/esm/index.mjs","nanoid":"/esm/nanoid.js"}}</script>'
+export const IMPORT_MAP = '<script type="importmap">{"imports":{"discovery-feedback":"/esm/index.mjs"}}</script>'
 
 /** Serves the builds and the pages that a test registers, on an origin other than the collector's. */
 export async function startPages() {

@@ -1,8 +1,10 @@
 // Cookiebot: the tracker's consent from `Cookiebot.consent` and its window events
 // (www.cookiebot.com/en/developer/).
 import { consentDriver } from './driver'
+import { givenTracker } from '../../shared/given-tracker'
 import type { ConsentTarget, StopFollowing } from './types'
 
+/** The options of `cookiebotConsent()`. */
 export interface CookiebotOptions {
   /** The Cookiebot category that covers analytics: `'statistics'` by default. */
   category?: 'statistics' | 'preferences' | 'marketing'
@@ -23,8 +25,11 @@ const EVENTS = ['CookiebotOnConsentReady', 'CookiebotOnAccept', 'CookiebotOnDecl
  * `Cookiebot.consent[category]` is true, `'denied'` when the visitor has answered
  * (`Cookiebot.hasResponse`) without it, and follows every later answer, a withdrawal included.
  * Works whether Cookiebot loads before or after. Returns a function that stops following.
+ * @param tracker - The tracker, or any object with its `consent()` (such as `{ consent: (state) => discoveryFeedback('consent', state) }` on a script-tag page).
+ * @param options - The Cookiebot category that decides.
  */
 export function cookiebotConsent(tracker: ConsentTarget, options: CookiebotOptions = {}): StopFollowing {
+  if (!givenTracker('cookiebotConsent', tracker, ['consent'])) return () => {}
   const category = options.category ?? 'statistics'
   const driver = consentDriver(tracker)
   const set = driver.set

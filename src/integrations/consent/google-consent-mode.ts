@@ -1,10 +1,12 @@
 // Google Consent Mode v2 → the tracker's consent: reads `gtag('consent', 'default' | 'update', {…})`
 // commands from the data layer, those already there and every later push.
 import { consentDriver } from './driver'
+import { givenTracker } from '../../shared/given-tracker'
 import { keptHere } from './kept'
 import { followDataLayer, isArguments, pageDataLayer } from '../follow-data-layer'
 import type { Consent, ConsentTarget, StopFollowing } from './types'
 
+/** The options of `googleConsentMode()`. */
 export interface GoogleConsentModeOptions {
   /** The data layer to follow. Default `window.dataLayer`, created as `[]` if the page has none yet. */
   dataLayer?: unknown[]
@@ -46,8 +48,11 @@ export interface GoogleConsentModeOptions {
  *
  * The data layer is followed as `followDataLayer` (integrations/follow-data-layer.ts) says: its
  * `push` wrapped, chaining to the push that was there.
+ * @param tracker - The tracker, or any object with its `consent()` (such as `{ consent: (state) => discoveryFeedback('consent', state) }` on a script-tag page).
+ * @param options - The data layer to follow, and the consent type that decides.
  */
 export function googleConsentMode(tracker: ConsentTarget, options: GoogleConsentModeOptions = {}): StopFollowing {
+  if (!givenTracker('googleConsentMode', tracker, ['consent'])) return () => {}
   if (typeof window == 'undefined' && !options.dataLayer) return () => {}
   const dataLayer = pageDataLayer(options.dataLayer)
   const driver = consentDriver(tracker)

@@ -1,8 +1,10 @@
 // OneTrust: the tracker's consent from the groups the visitor left active (OneTrust's JavaScript
 // events guide, developer.onetrust.com/onetrust/docs/javascript-events-guide).
 import { consentDriver } from './driver'
+import { givenTracker } from '../../shared/given-tracker'
 import type { Consent, ConsentTarget, StopFollowing } from './types'
 
+/** The options of `oneTrustConsent()`. */
 export interface OneTrustOptions {
   /**
    * The OneTrust group that covers analytics. `'C0002'` (Performance) by default: OneTrust's
@@ -45,8 +47,11 @@ const attempt = <T>(read: () => T): T | undefined => {
  * and implied consent the groups are active by default, so an inactive one was turned off), or a
  * banner OneTrust does not show (`ShowAlertNotice === false`: no answer is coming). Before that,
  * and while OneTrust has not loaded, the tracker stays `'pending'`.
+ * @param tracker - The tracker, or any object with its `consent()` (such as `{ consent: (state) => discoveryFeedback('consent', state) }` on a script-tag page).
+ * @param options - The OneTrust category that decides.
  */
 export function oneTrustConsent(tracker: ConsentTarget, options: OneTrustOptions = {}): StopFollowing {
+  if (!givenTracker('oneTrustConsent', tracker, ['consent'])) return () => {}
   const category = options.category ?? 'C0002'
   const driver = consentDriver(tracker)
   let hooked: OneTrustSdk | undefined

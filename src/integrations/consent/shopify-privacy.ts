@@ -2,8 +2,10 @@
 // choice (shopify.dev/docs/api/customer-privacy). The app pixel reads the same choice through
 // the pixel API (src/shopify/consent.ts).
 import { consentDriver } from './driver'
+import { givenTracker } from '../../shared/given-tracker'
 import type { ConsentTarget, StopFollowing } from './types'
 
+/** The options of `shopifyConsent()`. */
 export interface ShopifyConsentOptions {
   /**
    * Whether to load the API with `Shopify.loadFeatures` when `Shopify.customerPrivacy` is missing.
@@ -36,8 +38,11 @@ type ShopifyWindow = {
  * - `'pending'` otherwise, until the document's `visitorConsentCollected` (its
  *   `detail.analyticsAllowed`) settles it, as the app pixel does. Later choices are followed too.
  * Loads the API with `Shopify.loadFeatures` when it is missing. Returns a function that stops following.
+ * @param tracker - The tracker, or any object with its `consent()` (such as `{ consent: (state) => discoveryFeedback('consent', state) }` on a script-tag page).
+ * @param options - How to reach Shopify's Customer Privacy API.
  */
 export function shopifyConsent(tracker: ConsentTarget, options: ShopifyConsentOptions = {}): StopFollowing {
+  if (!givenTracker('shopifyConsent', tracker, ['consent'])) return () => {}
   const driver = consentDriver(tracker)
   const set = driver.set
   set('pending')

@@ -1,9 +1,11 @@
 // IAB TCF v2.2 → the tracker's consent, through the page's CMP API (`window.__tcfapi`).
 import { consentDriver } from './driver'
+import { givenTracker } from '../../shared/given-tracker'
 import { tcfDecision, type TCData } from './tcf-decision'
 import { framedTcfApi, type FramedTcfApi, type TcfApi } from './tcf-frame'
 import type { ConsentTarget, StopFollowing } from './types'
 
+/** The options of `tcfConsent()`. */
 export interface TcfOptions {
   /**
    * The TCF purposes that must all have consent. Default `[1, 8]`: 1 "Store and/or access
@@ -71,8 +73,11 @@ const MAX_LOST = 3
  * - `gdprApplies` false → granted; undefined → the CMP has not decided, still pending.
  * - `purposeOneTreatment` true (purpose 1 not disclosed, as some countries allow) → purpose 1 is
  *   not required.
+ * @param tracker - The tracker, or any object with its `consent()` (such as `{ consent: (state) => discoveryFeedback('consent', state) }` on a script-tag page).
+ * @param options - The purposes and the vendor whose consent is needed.
  */
 export function tcfConsent(tracker: ConsentTarget, options: TcfOptions = {}): StopFollowing {
+  if (!givenTracker('tcfConsent', tracker, ['consent'])) return () => {}
   if (typeof window == 'undefined') return () => {}
   const page = window as Window & { __tcfapi?: TcfApi }
   const decide = tcfDecision(options)

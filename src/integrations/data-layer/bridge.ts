@@ -33,6 +33,8 @@ interface DataLayerState {
  * ```js
  * bridgeDataLayer(tracker)
  * ```
+ * @param tracker - The tracker, or the script tag's command function (`discoveryFeedback`).
+ * @param options - The data layer, the GA4 events to map, how to read an item's ids, and where faults go.
  */
 export function bridgeDataLayer(tracker: BridgeTarget, options: DataLayerOptions = {}): StopFollowing {
   const report = reporter(options.onError)

@@ -6,7 +6,9 @@ export type { CatalogIds }
 
 /** An item of a GA4 e-commerce event, as Google documents it; every field may be missing or wrong on a real page. */
 export interface Ga4Item {
+  /** The item's id: a product's or a variation's, as the shop's GA4 setup sends it. */
   item_id?: string | number
+  /** The item's name, as shown to the shopper. */
   item_name?: string
   /** A variant's name ("green"), not an id. */
   item_variant?: string
@@ -14,9 +16,11 @@ export interface Ga4Item {
   item_group_id?: string | number
   /** Price of one unit, after its discount. */
   price?: number | string
+  /** Units of the item. */
   quantity?: number | string
   /** Discount of one unit. */
   discount?: number | string
+  /** Any other parameter the page sends with the item, read by an `itemIds` of the shop's own. */
   [parameter: string]: unknown
 }
 
@@ -34,8 +38,10 @@ export const GA4_EVENTS = [
   'add_payment_info'
 ] as const
 
+/** The GA4 e-commerce events the bridge reads: each becomes SPEC's (docs/guide/ga4-data-layer.md has the table). */
 export type Ga4EventName = (typeof GA4_EVENTS)[number]
 
+/** The options of `bridgeDataLayer()`. */
 export interface DataLayerOptions {
   /** The data layer to read. Default `window.dataLayer`, created as `[]` if the page has none yet. */
   dataLayer?: unknown[]

@@ -23,4 +23,5 @@ app.get('/metrics', async (request, response) => {
 app.use(express.json())
 app.get('/', (request, response) => response.send('shop'))
 
-app.listen(process.env.PORT || 3000)
+const port = process.env.PORT || 3000
+app.listen(port, () => console.log(`Shop listening on http://localhost:${port}/, its relay at /df/events (the pages' data-endpoint)`))
