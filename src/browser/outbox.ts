@@ -191,8 +191,8 @@ export function createOutbox(onDrop: (entries: Entry[], reason: OutboxDropReason
       return locks
         .request(OUTBOX_PREFIX, () =>
           locks.query().then((state) => {
-            const names = new Set([...(state.held || []), ...(state.pending || [])].map((lock) => lock.name))
-            return take((outbox) => names.has(outbox))
+            const names = [...(state.held || []), ...(state.pending || [])].map((lock) => lock.name)
+            return take((outbox) => names.includes(outbox))
           })
         )
         .catch(() => 0)
@@ -207,14 +207,9 @@ export function createOutbox(onDrop: (entries: Entry[], reason: OutboxDropReason
       onDisk((storage) => storage.setItem(own, ''))
     },
     resume() {
-      onDisk((storage) => {
-        storage.removeItem(own)
-        // Adopted by another page while this one was away: those events are that page's now.
-        without(entries.filter((entry) => entry.key && storage.getItem(entry.key) == null))
-      })
-      // A request cut short by the cache may never answer: what it carried is unconfirmed now.
-      entries.forEach((entry) => (entry.sending = false))
-      hold(entries.length > 0)
+      onDisk((storage) => storage.removeItem(own))
+      // Adopted by another page while this one was away: those events are that page's now.
+      without(entries.filter((entry) => entry.key && onDisk((storage) => storage.getItem(entry.key!) == null)))
     },
 
     /** Whether events may be written to storage (consent, storage mode); off leaves them in memory. */
