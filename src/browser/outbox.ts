@@ -185,6 +185,8 @@ export function createOutbox(onDrop: (entries: Entry[], reason: OutboxDropReason
         })
         return adopted
       }
+      // Most loads find nothing another page left: they take no lock and ask the browser nothing.
+      if (!onDisk((storage) => Object.keys(storage).some((key) => key.startsWith(OUTBOX_PREFIX) && !key.startsWith(own)))) return Promise.resolve(0)
       // Without Web Locks only the events of a page that said it went (pagehide) are free.
       if (!locks) return Promise.resolve(take((outbox) => storage!.getItem(outbox) == null))
       // One page adopts at a time, so two tabs never take the same events.
