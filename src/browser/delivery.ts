@@ -35,10 +35,9 @@ type PageRequest = Body<Entry> & { checks?: Entry[]; leaving?: boolean; held?: n
  * puts it (a beacon can set no header); SPEC "Authentication" 4 wants it in the body too, where
  * every envelope has it.
  */
-const requestUrl = ({ endpoint, format, key }: TrackerOptions, checks: Entry[] = []) => {
+const requestUrl = ({ endpoint, format, key }: TrackerOptions, checks?: Entry[]) => {
   const url = format == 'spec' ? withParameter(endpoint, 'key=' + encodeURIComponent(key)) : withSendTime(endpoint, Date.now())
-  if (!checks.length) return url
-  return url + '&unconfirmed=' + encodeURIComponent(checks.map((entry) => entry.event.event_id).join())
+  return checks ? url + '&unconfirmed=' + encodeURIComponent(checks.map((entry) => entry.event.event_id).join()) : url
 }
 
 /**
@@ -171,14 +170,13 @@ export function createDelivery(
     })
   }
 
+  // The engine's own face, with what only a page adds.
   return {
+    ...engine,
     adopt,
-    sendVisible: engine.send,
     sendLeaving,
     /** Whether an event alone is too large for any request: refused when tracked, never queued. */
     isOversized: (entry: Entry) => isOversized(entry, maxBytes),
-    queued: engine.queued,
-    flush: engine.flush,
     /**
      * Something changed that lets events go now (back online, consent granted): the backoff is
      * forgotten, what other pages left is looked for, and what waits is sent.
@@ -189,14 +187,12 @@ export function createDelivery(
     },
     /**
      * Back from the back/forward cache: a request cut short by the cache may never answer, so
-     * none still counts as in flight (the outbox's resume() made what they carried unconfirmed).
+     * none still counts as in flight, and what they carried is unconfirmed.
      */
     resume() {
       engine.forget()
       engine.send()
-    },
-    stop: engine.stop,
-    stats: engine.stats
+    }
   }
 }
 

@@ -11,7 +11,7 @@ import { attempt } from '../shared/attempt'
 export function siteDomain(): string | undefined {
   for (const domain of candidateDomains(location.hostname)) {
     document.cookie = 'df_probe=1; path=/; domain=' + domain
-    if (readCookie('df_probe')) {
+    if (readCookie('df_probe', document.cookie)) {
       document.cookie = 'df_probe=; path=/; max-age=0; domain=' + domain
       return domain
     }
@@ -24,7 +24,7 @@ export function siteDomain(): string | undefined {
  * the parts rather than a pattern made from the name: V8 compiles each new RegExp on the main
  * thread, at a cost Chromium's profile of a page load shows (bench/load.mjs).
  */
-function readCookie(name: string, jar = document.cookie) {
+function readCookie(name: string, jar: string) {
   for (const cookie of jar.split('; ')) if (cookie.startsWith(name + '=')) return cookie.slice(name.length + 1)
 }
 
@@ -66,10 +66,10 @@ export function createIdentity(options: TrackerOptions, given: Partial<User>): I
    * synchronous round trip to the browser's cookie store, the largest cost of a page's first
    * event in Chromium's profile (bench/load.mjs).
    */
-  const keep = (name: string, store: boolean, jar: () => string | undefined): string => {
+  const keep = (name: string, store: boolean, jar: () => string): string => {
     let id = ids.recent(name, store)
     if (!id) {
-      id = ids.keep(name, store ? attempt(() => readCookie(name, jar())) : undefined, store)
+      id = ids.keep(name, store ? readCookie(name, jar()) : undefined, store)
       if (store) write(name, id)
     }
     return id
@@ -84,7 +84,8 @@ export function createIdentity(options: TrackerOptions, given: Partial<User>): I
     // The site's fields (checked: only SPEC's user fields) win over ours.
     user(store) {
       let jar: string | undefined
-      const cookieJar = () => (jar ??= attempt(() => document.cookie))
+      // No cookies where reading them throws.
+      const cookieJar = () => (jar ??= attempt(() => document.cookie) ?? '')
       return {
         ...given,
         uid: given.uid || keep(UID_COOKIE, store && cookies, cookieJar),

@@ -20,24 +20,17 @@ export function followPage(outbox: Outbox, delivery: Delivery, hooks: LifecycleH
   // from us: the window comes first in the path of the document's events too (visibilitychange,
   // DOMContentLoaded). They go when `signal` aborts.
   const options = { capture: true, signal }
+  /** The page turned hidden or is going: a view still due is recorded, and what waits is sent. */
+  const leaving = () => {
+    hooks.beforeLeaving()
+    delivery.sendLeaving()
+  }
   addEventListener('online', delivery.wake, options)
-  addEventListener(
-    'visibilitychange',
-    () => {
-      if (document.visibilityState == 'hidden') {
-        hooks.beforeLeaving()
-        delivery.sendLeaving()
-      } else {
-        delivery.sendVisible()
-      }
-    },
-    options
-  )
+  addEventListener('visibilitychange', () => (document.visibilityState == 'hidden' ? leaving() : delivery.send()), options)
   addEventListener(
     'pagehide',
     () => {
-      hooks.beforeLeaving()
-      delivery.sendLeaving()
+      leaving()
       outbox.suspend()
     },
     options

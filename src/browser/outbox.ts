@@ -185,14 +185,16 @@ export function createOutbox(onDrop: (entries: Entry[], reason: OutboxDropReason
         })
         return adopted
       }
+      // Most loads find nothing another page left: they take no lock and ask the browser nothing.
+      if (!onDisk((storage) => Object.keys(storage).some((key) => key.startsWith(OUTBOX_PREFIX) && !key.startsWith(own)))) return Promise.resolve(0)
       // Without Web Locks only the events of a page that said it went (pagehide) are free.
       if (!locks) return Promise.resolve(take((outbox) => storage!.getItem(outbox) == null))
       // One page adopts at a time, so two tabs never take the same events.
       return locks
         .request(OUTBOX_PREFIX, () =>
           locks.query().then((state) => {
-            const names = new Set([...(state.held || []), ...(state.pending || [])].map((lock) => lock.name))
-            return take((outbox) => names.has(outbox))
+            const names = [...(state.held || []), ...(state.pending || [])].map((lock) => lock.name)
+            return take((outbox) => names.includes(outbox))
           })
         )
         .catch(() => 0)
@@ -207,14 +209,9 @@ export function createOutbox(onDrop: (entries: Entry[], reason: OutboxDropReason
       onDisk((storage) => storage.setItem(own, ''))
     },
     resume() {
-      onDisk((storage) => {
-        storage.removeItem(own)
-        // Adopted by another page while this one was away: those events are that page's now.
-        without(entries.filter((entry) => entry.key && storage.getItem(entry.key) == null))
-      })
-      // A request cut short by the cache may never answer: what it carried is unconfirmed now.
-      entries.forEach((entry) => (entry.sending = false))
-      hold(entries.length > 0)
+      onDisk((storage) => storage.removeItem(own))
+      // Adopted by another page while this one was away: those events are that page's now.
+      without(entries.filter((entry) => entry.key && onDisk((storage) => storage.getItem(entry.key!) == null)))
     },
 
     /** Whether events may be written to storage (consent, storage mode); off leaves them in memory. */

@@ -183,8 +183,14 @@ export function createEngine<E extends Queued, R extends EngineRequest<E>>(store
       backoff.reset()
       send()
     },
-    /** The requests in flight will never be answered (a page back from the back/forward cache, a sender that closed): none counts as in flight any more. */
-    forget: () => inFlight.clear(),
+    /**
+     * The requests in flight will never be answered (a page back from the back/forward cache, a
+     * sender that closed): none counts as in flight any more, and what they carried waits again.
+     */
+    forget() {
+      inFlight.forEach((request) => mark(request, false))
+      inFlight.clear()
+    },
     /** When the backoff lets the next request go (ms since epoch; 0 or past when it does now). */
     resumeAt: () => backoff.resumeAt(),
     /** The keepalive bytes the requests in flight hold (shared/keepalive.ts). */
