@@ -1,6 +1,5 @@
 import { feedbackError, thrownText } from '../shared/error'
-import type { EventName, FeedbackError } from '../shared/types'
-import type { Outcome } from '../shared/types'
+import type { EventName, FeedbackError, Outcome } from '../shared/types'
 import type { Addon, Consent } from './types'
 
 /**
@@ -44,8 +43,11 @@ export function createAddons(report: (error: FeedbackError) => void) {
       })
       return dropped ? undefined : { properties }
     },
-    /** What became of an event: taken when its `error` is undefined. */
-    outcome: (outcome: Outcome) => each((addon) => addon.outcome?.(outcome)),
+    /** What became of an event: taken when `error` is undefined. */
+    outcome(event: EventName, properties: unknown, error?: FeedbackError) {
+      const outcome: Outcome = { event, properties, error }
+      each((addon) => addon.outcome?.(outcome))
+    },
     view: (url: string | undefined) => each((addon) => addon.view?.(url)),
     consent: (state: Consent) => each((addon) => addon.consent?.(state))
   }

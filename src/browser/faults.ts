@@ -16,8 +16,7 @@ const WHY: Record<PageDropReason, string> = {
  * handed to `onError` for the shop's monitoring. Options that break the tracker (`broken`) are
  * reported at once, or thrown when `strict`. Returns the counts by reason (`dropped`), the
  * drop of events (`drop`, which returns the error it reported), the guard of public methods
- * (`guard`), the refusal of a caller's data (`refuse`) and the report of any other fault
- * (`report`), for the tracker to hand on.
+ * (`guard`) and the report of any other fault (`report`), for the tracker to hand on.
  */
 export function createFaults({ onError, strict }: TrackerOptions, broken?: FeedbackError) {
   const dropped: Stats['dropped'] = { invalid: 0, too_large: 0, rejected: 0, overflow: 0, expired: 0 }
@@ -50,21 +49,16 @@ export function createFaults({ onError, strict }: TrackerOptions, broken?: Feedb
       try {
         return method(...args)
       } catch (caught) {
-        refuse(caught)
+        const error = asFeedbackError(caught)
+        dropped.invalid++
+        if (strict) throw error
+        report(error)
       }
     }
-
-  /** A call refused for what its caller passed: counted and reported, or thrown back when `strict`. */
-  const refuse = (caught: unknown) => {
-    const error = asFeedbackError(caught)
-    dropped.invalid++
-    if (strict) throw error
-    report(error)
-  }
 
   if (broken) {
     if (strict) throw broken
     report(broken)
   }
-  return { dropped, drop, guard, refuse, report }
+  return { dropped, drop, guard, report }
 }

@@ -37,7 +37,7 @@ interface Stub {
   // Without data-key the tracker waits for a queued or later 'init'. A page still without one
   // after a few seconds most likely lost its key (a typo, a template that left it empty): its
   // calls wait unheard, and its view-pages are lost.
-  else setTimeout(() => discoveryFeedback.tracker || warn('no data-key, and no init: nothing is tracked'), NO_TRACKER_AFTER)
+  else setTimeout(() => discoveryFeedback.tracker || warn('no data-key: nothing is tracked'), NO_TRACKER_AFTER)
   // Array.from with one argument only: Prototype.js replaces it with a version that takes no map function.
   const queued = Array.from(stub.q || []).map((args) => Array.from(args || []) as Call)
   for (const args of addonsFirst(queued)) discoveryFeedback(...args)

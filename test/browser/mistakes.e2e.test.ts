@@ -80,7 +80,7 @@ describe('mistakes on the script tag, in Chromium', () => {
     const started = Date.now()
     await waitFor(() => messages.some((message) => message.includes('data-key')), 'a message naming data-key', 5000)
     expect(Date.now() - started).toBeLessThan(5000)
-    expect(messages).toEqual(['warning: discovery-feedback: no data-key, and no init: nothing is tracked'])
+    expect(messages).toEqual(['warning: discovery-feedback: no data-key: nothing is tracked'])
     expect(await page.evaluate('discoveryFeedback.tracker')).toBeUndefined()
   })
 
