@@ -24,9 +24,9 @@ import { measure } from './sizes.mjs'
  */
 
 const here = new URL('.', import.meta.url)
-export const LOADS = 7
+export const LOADS = 15
 export const WINDOW_MS = 4000
-const THROTTLING = 4
+export const THROTTLING = 4
 const SETTLE_MS = 500
 
 const TEXT = `<h1>A product</h1><p>${'Text of a product page. '.repeat(200)}</p>`
@@ -36,7 +36,7 @@ const ALGOLIA_QUEUE = `<script>window.AlgoliaAnalyticsObject='aa';window.aa=wind
 
 export const OURS_IN_MEMORY = 'discovery-feedback, storage: memory'
 
-const PAGES = {
+export const PAGES = {
   none: `<title>none</title>${TEXT}`,
   'discovery-feedback': `<title>ours</title>${STUB}<script async src="/discovery-feedback.min.js" data-key="KEY" data-endpoint="/v3/feedback"></script>${TEXT}`,
   // The same tag without its durable outbox: what keeping each event through a crash costs a load.
@@ -61,7 +61,7 @@ const FILE_OF = {
 }
 
 /** Each library's file as a page loads it: ours and search-insights as shipped, the others bundled from their packages. */
-async function files() {
+export async function files() {
   const out = {
     '/discovery-feedback.min.js': readFileSync(new URL('../dist/discovery-feedback.min.js', here)),
     '/search-insights.min.js': readFileSync(new URL('node_modules/search-insights/dist/search-insights.min.js', here))
@@ -88,7 +88,7 @@ const pageName = (url) => decodeURIComponent(new URL(url, 'http://localhost').pa
  * The pages, their files and a collector that answers anything else 200, on one origin. `sent`
  * counts each page's requests to the collector, by the page that made them (their Referer).
  */
-function serve(scripts, sent) {
+export function serve(scripts, sent = {}) {
   const server = createServer((request, response) => {
     const path = request.url.split('?')[0]
     if (scripts[path]) return response.writeHead(200, { 'content-type': 'text/javascript' }).end(scripts[path])
@@ -103,37 +103,55 @@ function serve(scripts, sent) {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)))
 }
 
-/** One load of a page in a fresh context: the page's main-thread milliseconds over the window. */
-async function loadOnce(browser, url) {
+/**
+ * One load of a page in a fresh context: the page's main-thread milliseconds over the window.
+ * `categories`: Chromium's trace of the load is recorded too, with these categories (bench/load-trace.mjs).
+ */
+export async function loadOnce(browser, url, categories) {
   const context = await browser.newContext()
   const page = await context.newPage()
   const cdp = await context.newCDPSession(page)
   await cdp.send('Emulation.setCPUThrottlingRate', { rate: THROTTLING })
   await cdp.send('Performance.enable')
+  if (categories) await browser.startTracing(page, { categories })
   const start = Date.now()
   await page.goto(url)
   await page.waitForTimeout(Math.max(0, WINDOW_MS - (Date.now() - start)))
   const { metrics } = await cdp.send('Performance.getMetrics')
   const value = (name) => metrics.find((metric) => metric.name == name).value * 1000
   const result = { task: value('TaskDuration'), script: value('ScriptDuration') }
+  if (categories) result.trace = await browser.stopTracing()
   await context.close()
   // The closed page's renderer winds down on the other core: the next load starts after it.
   await new Promise((resolve) => setTimeout(resolve, SETTLE_MS))
   return result
 }
 
-export async function loadCost({ loads = LOADS } = {}) {
+/**
+ * How far a page's loads spread: the middle half of its task times, from the first quartile to
+ * the third (ms). The page's own load varies by more than a library costs on a busy machine: a
+ * median less another is only as steady as this says.
+ */
+const spreadOf = (values) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  return [sorted[Math.floor(sorted.length / 4)], sorted[Math.floor((sorted.length * 3) / 4)]]
+}
+
+/** The pages of one round: each round starts one page further on, so that no page always follows the same one. */
+export const roundOf = (names, round) => [...names.slice(round % names.length), ...names.slice(0, round % names.length)]
+
+/** `pages`: the pages to load, the page without a library always among them (all by default). */
+export async function loadCost({ loads = LOADS, pages = Object.keys(PAGES) } = {}) {
   const scripts = await files()
   const sent = {}
   const server = await serve(scripts, sent)
   const origin = 'http://127.0.0.1:' + server.address().port
   const browser = await launchChromium()
-  const runs = Object.fromEntries(Object.keys(PAGES).map((name) => [name, { task: [], script: [] }]))
+  const names = ['none', ...pages.filter((name) => name != 'none')]
+  const runs = Object.fromEntries(names.map((name) => [name, { task: [], script: [] }]))
   try {
-    const names = Object.keys(PAGES)
     for (let round = 0; round < loads; round++) {
-      // Each round starts one page further on, so that no page always follows the same one.
-      for (const name of [...names.slice(round % names.length), ...names.slice(0, round % names.length)]) {
+      for (const name of roundOf(names, round)) {
         const { task, script } = await loadOnce(browser, origin + '/' + encodeURIComponent(name))
         runs[name].task.push(task)
         runs[name].script.push(script)
@@ -144,13 +162,15 @@ export async function loadCost({ loads = LOADS } = {}) {
     server.close()
   }
   // A page whose library sent nothing measured a library that did not do its work.
-  for (const name of LIBRARY_PAGES) if ((sent[name] || 0) < loads) throw new Error(`${name}: ${sent[name] || 0} requests to the collector in ${loads} loads`)
-  const base = { task: median(runs.none.task), script: median(runs.none.script) }
+  const measured = LIBRARY_PAGES.filter((name) => names.includes(name))
+  for (const name of measured) if ((sent[name] || 0) < loads) throw new Error(`${name}: ${sent[name] || 0} requests to the collector in ${loads} loads`)
+  const base = { task: median(runs.none.task), script: median(runs.none.script), spread: spreadOf(runs.none.task) }
   const libraries = {}
-  for (const name of LIBRARY_PAGES) {
+  for (const name of measured) {
     libraries[name] = {
       taskMs: median(runs[name].task) - base.task,
       scriptMs: median(runs[name].script) - base.script,
+      spread: spreadOf(runs[name].task),
       brotli: measure(scripts[FILE_OF[name]]).brotli,
       runs: runs[name]
     }
@@ -159,11 +179,21 @@ export async function loadCost({ loads = LOADS } = {}) {
 }
 
 if (import.meta.url == 'file://' + process.argv[1]) {
-  const result = await loadCost({ loads: Number(process.argv[2]) || LOADS })
+  // `node bench/load.mjs 15 discovery-feedback,search-insights`: those pages only, beside the page without a library.
+  const result = await loadCost({ loads: Number(process.argv[2]) || LOADS, pages: process.argv[3]?.split(',') })
   console.log(
     `\n${result.date}: page load, Chromium, CPU ${result.throttling}× slower, ${result.loads} interleaved loads each, medians over ${result.windowMs} ms less the page without a library\n`
   )
-  console.log('| library | main-thread task ms | script ms | brotli |\n|---|---|---|---|')
+  const theirs = result.libraries['search-insights']
+  const versus = (ours, their) => (theirs ? ` | ${(ours / their).toFixed(2)}×` : '')
+  console.log(`| library | main-thread task ms | script ms | brotli |${theirs ? ' task vs search-insights | script vs search-insights |' : ''}`)
+  console.log(`|---|---|---|---|${theirs ? '---|---|' : ''}`)
   for (const [name, { taskMs, scriptMs, brotli }] of Object.entries(result.libraries))
-    console.log(`| ${name} | ${taskMs.toFixed(0)} | ${scriptMs.toFixed(0)} | ${brotli} B |`)
+    console.log(
+      `| ${name} | ${taskMs.toFixed(1)} | ${scriptMs.toFixed(1)} | ${brotli} B${versus(taskMs, theirs?.taskMs)}${versus(scriptMs, theirs?.scriptMs)} |`
+    )
+  console.log(`\nThe page without a library: ${result.base.task.toFixed(1)} ms of tasks, ${result.base.script.toFixed(1)} ms of script (medians)`)
+  console.log("The middle half of each page's task times, ms (its spread):")
+  for (const [name, { spread }] of [['none', result.base], ...Object.entries(result.libraries)])
+    console.log(`  ${name}: ${spread.map((ms) => ms.toFixed(0)).join(' to ')}`)
 }

@@ -3,6 +3,8 @@ import { chromiumCost } from './chromium.mjs'
 import { clickCost } from './click.mjs'
 import { flushCost } from './flush.mjs'
 import { loadCost, OURS_IN_MEMORY } from './load.mjs'
+import { loadTrace } from './load-trace.mjs'
+import { loadTraceTable } from './load-trace-table.mjs'
 import { forwardCost, relayCost } from './relay.mjs'
 import { breakdown, bundleAll, LIBRARIES, shipped } from './sizes.mjs'
 import { wireCost } from './wire.mjs'
@@ -21,6 +23,7 @@ for (const name of LIBRARIES) clicks[name] = await clickCost(bundles[name].file)
 const flush = await flushCost(bundles[OURS].file)
 const browser = await chromiumCost()
 const load = await loadCost()
+const loadTraced = await loadTrace()
 const wire = await wireCost()
 const relay = await relayCost()
 const forward = await forwardCost()
@@ -112,7 +115,19 @@ const results = {
   command: 'npm run bench',
   node: process.version,
   rows,
-  raw: { bundles, shipped: files, breakdown: parts, clicks, flush, chromium: browser, load, wire, relay: relay.summary, relayForward: forward.summary }
+  raw: {
+    bundles,
+    shipped: files,
+    breakdown: parts,
+    clicks,
+    flush,
+    chromium: browser,
+    load,
+    loadTraced,
+    wire,
+    relay: relay.summary,
+    relayForward: forward.summary
+  }
 }
 writeFileSync(new URL('results.json', import.meta.url), JSON.stringify(results, null, 2) + '\n')
 
@@ -122,4 +137,6 @@ for (const { measure, value, comparison } of rows) console.log(`| ${measure} | $
 console.log("\nWhere the script tag's brotli bytes come from (estimated from its source map):\n")
 console.log('| source | minified | brotli |\n|---|---|---|')
 for (const { source, min, brotli } of parts) console.log(`| ${source} | ${min} B | ${brotli} B |`)
+console.log("\nWhere a page load's main-thread time goes (bench/load-trace.mjs), less the page without a library:\n")
+for (const line of loadTraceTable(loadTraced)) console.log(line)
 console.log('\nWritten to bench/results.json')

@@ -8,6 +8,7 @@ import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statS
 import { fileURLToPath } from 'node:url'
 import { ENTRIES, extractAll } from './api-extractor.mjs'
 import { checkLinks } from './doc-links.mjs'
+import { loadTraceTable } from '../bench/load-trace-table.mjs'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const at = (path) => root + path
@@ -104,6 +105,7 @@ function writeBenchmarks() {
   const cell = (text) => String(text).replaceAll('|', '\\|')
   const rows = results.rows.map(({ measure, value, comparison }) => `| ${cell(measure)} | ${cell(value)} | ${cell(comparison)} |`)
   const parts = (results.raw?.breakdown ?? []).map(({ source, brotli }) => `| ${cell(source)} | ${brotli} B |`)
+  const traced = results.raw?.loadTraced
   const page = [
     '# Benchmarks',
     '',
@@ -124,6 +126,17 @@ function writeBenchmarks() {
           '| source | brotli (estimated) |',
           '|---|---|',
           ...parts
+        ]
+      : []),
+    ...(traced
+      ? [
+          '',
+          '## Where a page load’s main-thread time goes',
+          '',
+          `From Chromium’s trace of ${traced.loads} interleaved loads of each page (\`bench/load-trace.mjs\`), in ms, medians, less the page`,
+          'without a library; what each kind counts is under “What a page load costs, and why” below.',
+          '',
+          ...loadTraceTable(traced)
         ]
       : []),
     '',

@@ -80,12 +80,8 @@ export function createDelivery(
   const engine = createEngine<Entry, PageRequest>(outbox, {
     take(waiting, most, oversized) {
       const now = Date.now()
-      const fresh: Entry[] = []
-      const checks: Entry[] = []
-      for (const entry of waiting) {
-        if (!entry.handed) fresh.push(entry)
-        else if (now - entry.handed >= CHECK_AFTER && checks.length < MAX_CHECKS) checks.push(entry)
-      }
+      const fresh = waiting.filter((entry) => !entry.handed)
+      const checks = waiting.filter((entry) => entry.handed && now - entry.handed >= CHECK_AFTER).slice(0, MAX_CHECKS)
       // The service cannot be asked: what was handed over counts as delivered, as with a
       // collector that does not answer `missing`, so each such event arrives at most once.
       if (spec) outbox.remove(checks.splice(0))

@@ -24,9 +24,11 @@ export function siteDomain(): string | undefined {
  * the parts rather than a pattern made from the name: V8 compiles each new RegExp on the main
  * thread, at a cost Chromium's profile of a page load shows (bench/load.mjs).
  */
-function readCookie(name: string, jar: string) {
-  for (const cookie of jar.split('; ')) if (cookie.startsWith(name + '=')) return cookie.slice(name.length + 1)
-}
+const readCookie = (name: string, jar: string) =>
+  jar
+    .split('; ')
+    .find((cookie) => cookie.startsWith(name + '='))
+    ?.slice(name.length + 1)
 
 export interface Identity {
   /** The shopper for an event. `store`: may cookies be read and written (consent, storage mode). */
