@@ -87,7 +87,7 @@ const ALL_FUNCTIONS_CALLED_ON_LOAD = '//# allFunctionsCalledOnLoad'
 export default [
   moduleBuild('index', undefined, true),
   moduleBuild('client', []),
-  moduleBuild('server'),
+  moduleBuild('server', ['nanoid', 'lossless-json']),
   // The Shopify entry takes only types from Shopify's package.
   moduleBuild('shopify', ['nanoid', '@shopify/web-pixels-extension']),
   // The relay's metrics (prom-client) and bot list (isbot) are its own dependencies, for Node.

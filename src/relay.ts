@@ -7,4 +7,17 @@ export { forwardSink } from './relay/forward-sink'
 export type { ForwardSink, ForwardSinkOptions } from './relay/forward-sink'
 export { SinkUnavailable } from './relay/sink-unavailable'
 export { toNodeHandler } from './relay/node'
-export type { BatchReport, ClaimState, DeadLetter, DeadLetterSink, DeliveryStore, Relay, RelayEvent, RelayOptions, RequestInfo, Sink } from './relay/types'
+export type {
+  BatchReport,
+  ClaimState,
+  DeadLetter,
+  DeadLetterSink,
+  DeliveryStore,
+  OrderReport,
+  PurchaseField,
+  Relay,
+  RelayEvent,
+  RelayOptions,
+  RequestInfo,
+  Sink
+} from './relay/types'

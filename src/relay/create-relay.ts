@@ -77,7 +77,7 @@ export function createRelay(options: RelayOptions): Relay {
     const tooMany = await rateLimited(client, intake.envelopes.length, query, headers)
     if (tooMany) return tooMany
 
-    const batch: BatchReport = { accepted: [], duplicates: [], rejected: [], bots: [], variantsFilled: 0, sentAt }
+    const batch: BatchReport = { accepted: [], duplicates: [], rejected: [], bots: [], variantsFilled: 0, sentAt, orders: [] }
     const ip = addresses.of(request.headers, info?.remoteAddress)
     const ua = request.headers.get('user-agent') || undefined
     const events = acceptEnvelopes(intake, { server, ip, ua, receivedAt, skew }, batch)
@@ -87,6 +87,7 @@ export function createRelay(options: RelayOptions): Relay {
     const unavailable = await deliver(claims, headers)
     if (unavailable) return unavailable
     batch.accepted = claims.fresh
+    batch.orders = claims.orders
     // Those sortBots dropped, then those kept: purchases, or every one with bots: 'keep'.
     const droppedBots = batch.bots.length
     batch.bots.push(...claims.fresh.filter((event) => event.bot))

@@ -12,6 +12,9 @@
  *     <scope>.p.<owner>.<id>   a purchase of one shopper's (page, pixel, GA4 bridge, and the server sender naming that shopper)
  *     <scope>.o.<id>           the shopper whose browser reported the order first
  *     <scope>.s.<id>           the shopper the shop's server sender named for the order
+ *     <scope>.f.<id>           the figures of the order's first copy (order-figures.ts), kept
+ *                              where the others keep an owner, for the other reporter's copy
+ *                              to be compared with
  *   A purchase's id is its order's (envelopes.ts gives it, whatever it came with), and no other
  *   event may carry an order's id, so a click-item can never touch a purchase, nor one order's
  *   purchase another's.
@@ -73,6 +76,8 @@ export interface OrderKeys {
   reported: string
   /** The shopper the shop's server sender named for the order; its copy is claimed here, once per order. */
   server: string
+  /** The figures of the order's first copy to reach the sink. */
+  figures: string
 }
 
 /** The keys an event that has an id is claimed and remembered under (events without one are never deduplicated). */
@@ -90,7 +95,12 @@ export interface DeliveryIds {
 export function deliveryIds(event: Envelope, owner: string, server: boolean): DeliveryIds {
   if (event.event != 'purchase') return { claim: eventKey(event.key, owner, event.event_id) }
   const scope = scopeOf(event.key)
-  const order = { shopper: purchaseKey(event.key, owner, event.event_id), reported: scope + '.o.' + event.event_id, server: scope + '.s.' + event.event_id }
+  const order = {
+    shopper: purchaseKey(event.key, owner, event.event_id),
+    reported: scope + '.o.' + event.event_id,
+    server: scope + '.s.' + event.event_id,
+    figures: scope + '.f.' + event.event_id
+  }
   return { claim: server ? order.server : order.shopper, order }
 }
 

@@ -17,5 +17,6 @@ export function settled(batch: BatchReport, metrics: Metrics, dead: (letters: De
   metrics.events('duplicate', batch.duplicates.length)
   metrics.events('rejected', batch.rejected.length)
   metrics.events('bot', bots)
+  metrics.orders(batch.orders)
   dead(batch.rejected.map(({ error, envelope }) => ({ error, key: keyOf(envelope, key), refused_at: refusedAt, envelope })))
 }

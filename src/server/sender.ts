@@ -4,8 +4,9 @@ import { feedbackError } from '../shared/error'
 import { createMemoryStore } from '../shared/memory-store'
 import { checkUser, validate } from '../shared/rules'
 import type { User } from '../shared/types'
-import { createServerFaults } from './faults'
-import { createServerTransport, type ServerEntry, type ServerRequest } from './transport'
+import { createServerFaults, type ServerDropReason } from './faults'
+import { registerOrderDelivery, type DeliverOrder } from './order-delivery'
+import { createServerTransport, type ServerEntry, type ServerFate, type ServerRequest } from './transport'
 import type { ServerTracker, ServerTrackerOptions } from './types'
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -39,11 +40,19 @@ export function createServerTracker(options: ServerTrackerOptions): ServerTracke
   const dropped = { invalid: 0, too_large: 0, rejected: 0, overflow: 0, undelivered: 0 }
   const store = createMemoryStore<ServerEntry>()
   const faults = createServerFaults(options.onError, dropped)
+  /** Given up entries are counted and reported, and whoever waits on one (an order webhook) is told. */
+  const drop = (entries: ServerEntry[], reason: ServerDropReason, detail?: string, said?: string) => {
+    faults.drop(entries, reason, detail, said)
+    for (const entry of entries) entry.settled?.(reason)
+  }
   // Probing from the start: a process that starts during an outage (a deploy, a restart loop)
   // sends one request, not maxInFlight, until the collector answers.
-  const transport = createServerTransport(options, store, faults.drop)
+  const transport = createServerTransport(options, store, drop)
   const engine = createEngine<ServerEntry, ServerRequest>(store, {
     ...transport,
+    answered(request, _answer, verdict) {
+      if (verdict == 'delivered') for (const entry of request.entries) entry.settled?.('delivered')
+    },
     most: maxInFlight,
     interval: flushInterval,
     batch: maxBatchEvents,
@@ -60,6 +69,37 @@ export function createServerTracker(options: ServerTrackerOptions): ServerTracke
     }
     store.remove(over)
     faults.overflow(over.length, maxQueuedEvents)
+    for (const entry of over) entry.settled?.('overflow')
+  }
+
+  /** Queues an entry: beyond maxQueuedEvents waiting, the oldest go; a full batch leaves within this call. */
+  const enqueue = (entry: ServerEntry) => {
+    store.add(entry)
+    // Those a request carries are not counted: they are on their way. Counted, not walked:
+    // this runs for every event of a burst.
+    const count = store.entries.length - transport.carried()
+    if (count > maxQueuedEvents) overflow(count - maxQueuedEvents)
+    // A burst's first request starts before its last event is tracked.
+    if (count >= maxBatchEvents) engine.send()
+    else engine.queued()
+  }
+
+  /** An order webhook's purchase: sent at once, its fate told when it is known or `timeout` ms have passed. */
+  const deliverOrder: DeliverOrder = (properties, user, timeout) => {
+    // Closed: the process is going, and the platform is to send the order again.
+    if (closed) return Promise.resolve('undelivered')
+    const checked = checkUser('purchase', user)
+    if (!checked.uid || !checked.sid) throw feedbackError('purchase', 'user.' + (checked.uid ? 'sid' : 'uid'), 'is required')
+    const event = envelope('purchase', validate('purchase', properties), key, checked as User)
+    return new Promise((resolve) => {
+      const limit = setTimeout(() => resolve('queued'), timeout)
+      const settled = (fate: ServerFate) => {
+        clearTimeout(limit)
+        resolve(fate)
+      }
+      enqueue({ event, settled })
+      engine.send()
+    })
   }
 
   /** Resolves when nothing waits or flies, or after `timeout` ms: true if it timed out. */
@@ -76,7 +116,7 @@ export function createServerTracker(options: ServerTrackerOptions): ServerTracke
     return late
   }
 
-  return {
+  const tracker: ServerTracker = {
     track(event, properties, user) {
       if (closed) throw feedbackError(event, undefined, 'was tracked after close()')
       let entry: ServerEntry
@@ -87,14 +127,7 @@ export function createServerTracker(options: ServerTrackerOptions): ServerTracke
         dropped.invalid++
         throw error
       }
-      store.add(entry)
-      // Those a request carries are not counted: they are on their way. Counted, not walked:
-      // this runs for every event of a burst.
-      const count = store.entries.length - transport.carried()
-      if (count > maxQueuedEvents) overflow(count - maxQueuedEvents)
-      // A full batch leaves within this call: a burst's first request starts before it ends.
-      if (count >= maxBatchEvents) engine.send()
-      else engine.queued()
+      enqueue(entry)
     },
     flush: ({ timeout = 10000 } = {}) => drain(timeout).then(() => {}),
     close({ timeout = 10000 } = {}) {
@@ -106,9 +139,11 @@ export function createServerTracker(options: ServerTrackerOptions): ServerTracke
         engine.forget()
         engine.stop()
         const left = store.clear()
-        if (left.length) faults.drop(left, 'undelivered', 'close() ran out of time after ' + timeout + ' ms')
+        if (left.length) drop(left, 'undelivered', 'close() ran out of time after ' + timeout + ' ms')
       })
     },
     stats: () => ({ queued: store.entries.length, ...engine.stats(), dropped: { ...dropped } })
   }
+  registerOrderDelivery(tracker, deliverOrder)
+  return tracker
 }
