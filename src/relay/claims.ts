@@ -35,7 +35,9 @@ const remember = async (store: DeliveryStore, token: string, marks: Mark[]) => {
 
 /** What the store knows of each purchase's order: three keys each, in one lookup. */
 async function orderStates(store: DeliveryStore, purchases: RelayEvent[], ids: Map<RelayEvent, DeliveryIds>): Promise<OrderState[]> {
-  const said = await store.lookup(purchases.flatMap((event) => [ids.get(event)!.order!.reported, ids.get(event)!.order!.server, ids.get(event)!.order!.figures]))
+  const said = await store.lookup(
+    purchases.flatMap((event) => [ids.get(event)!.order!.reported, ids.get(event)!.order!.server, ids.get(event)!.order!.figures])
+  )
   return purchases.map((_, index) => ({ reportedBy: said[3 * index], serverSaid: said[3 * index + 1], figures: said[3 * index + 2] }))
 }
 

@@ -70,7 +70,7 @@ function bodyOf(request: NodeRequest) {
  * Express (mount it before any body parser, which would read the body first). The connection's
  * peer address goes to the relay, whose `trustProxy` decides whether it is the shopper.
  */
-export function toNodeHandler(relay: Relay) {
+export function toNodeHandler(relay: Pick<Relay, 'fetch'>) {
   return async (request: NodeRequest, response: NodeResponse) => {
     try {
       const headers = new Headers()

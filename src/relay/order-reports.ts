@@ -63,5 +63,10 @@ export function judgeFresh(event: RelayEvent, state: OrderState, owner: string, 
  */
 export function judgeSeen(event: RelayEvent, state: OrderState, owner: string): OrderJudgement | undefined {
   if (as(state.reportedBy) != null || as(state.serverSaid) != owner) return undefined
-  return { repeats: true, conflict: false, firstReport: true, report: { reporter: 'browser', order: 'second', differences: differencesOf(event, state.figures) } }
+  return {
+    repeats: true,
+    conflict: false,
+    firstReport: true,
+    report: { reporter: 'browser', order: 'second', differences: differencesOf(event, state.figures) }
+  }
 }

@@ -40,7 +40,8 @@ export interface OrderWebhookSettings {
 
 /** Why a purchase that did not reach the collector is answered 503: the platform will send the order again. */
 function notDelivered(fate: Exclude<OrderFate, 'delivered'>, timeout: number): string {
-  if (fate == 'queued') return 'the collector did not take the purchase within ' + timeout + ' ms; the tracker keeps trying, and a retry of this order is kept once'
+  if (fate == 'queued')
+    return 'the collector did not take the purchase within ' + timeout + ' ms; the tracker keeps trying, and a retry of this order is kept once'
   return 'the purchase was not delivered (' + fate + "): the tracker's onError says why"
 }
 
@@ -57,7 +58,8 @@ function orderOf(topic: string, body: Uint8Array): Fields | Response {
 
 /** Makes a platform's handler: `(request) => Promise<Response>`, on Web standards. */
 export function orderWebhook(platform: OrderPlatform, { secret, tracker, timeout }: OrderWebhookSettings) {
-  if (typeof secret != 'string' || !secret) throw new TypeError('discovery-feedback: ' + platform.name + ": options.secret is required: the webhook's signing secret")
+  if (typeof secret != 'string' || !secret)
+    throw new TypeError('discovery-feedback: ' + platform.name + ": options.secret is required: the webhook's signing secret")
   const deliver = orderDeliveryOf(tracker)
   const signed = signatureCheck(secret)
 

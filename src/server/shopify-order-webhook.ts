@@ -25,7 +25,9 @@ export function shopifyOrderWebhook(options: ShopifyOrderWebhookOptions): OrderW
       signatureHeader: 'x-shopify-hmac-sha256',
       topicOf(request) {
         const topic = request.headers.get('x-shopify-topic') || ''
-        return topics.includes(topic) ? { topic } : { ignore: (topic || 'no X-Shopify-Topic') + ' is not a topic that makes a purchase here (' + topics.join(', ') + ')' }
+        return topics.includes(topic)
+          ? { topic }
+          : { ignore: (topic || 'no X-Shopify-Topic') + ' is not a topic that makes a purchase here (' + topics.join(', ') + ')' }
       },
       purchaseOf: shopifyPurchase
     },

@@ -40,7 +40,8 @@ function lineItemsOf(topic: string, order: Fields): LineItem[] {
       item_id: product,
       // A line whose variant is gone (or Shopify's example order) names its product only.
       variant_item_id: optionalIdOf(topic, field + '.variant_id', line.variant_id) || product,
-      unit_price: price?.amount != null ? amountOf(topic, field + '.price_set.presentment_money.amount', price.amount) : amountOf(topic, field + '.price', line.price),
+      unit_price:
+        price?.amount != null ? amountOf(topic, field + '.price_set.presentment_money.amount', price.amount) : amountOf(topic, field + '.price', line.price),
       quantity: quantityOf(topic, field + '.quantity', line.quantity)
     })
   })
@@ -67,7 +68,7 @@ export function shopifyPurchase(topic: string, order: Fields): OrderPurchase {
   const orderId = orderIdOf(topic, order)
   const currency = textOf(topic, order.presentment_currency != null ? 'presentment_currency' : 'currency', order.presentment_currency ?? order.currency)
   const revenue = moneyOf(topic, order, 'total_price')
-  if (revenue === undefined) throw feedbackError(topic, 'total_price', 'is required: it is the purchase\'s revenue')
+  if (revenue === undefined) throw feedbackError(topic, 'total_price', "is required: it is the purchase's revenue")
   const properties: EventProperties['purchase'] = { order_id: orderId, currency, revenue, line_items: lineItemsOf(topic, order) }
   const tax = moneyOf(topic, order, 'total_tax')
   const shipping = moneyOf(topic, order, 'total_shipping_price')

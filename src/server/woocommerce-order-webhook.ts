@@ -36,7 +36,9 @@ export function wooCommerceOrderWebhook(options: WooCommerceOrderWebhookOptions)
       },
       topicOf(request) {
         const topic = request.headers.get('x-wc-webhook-topic') || ''
-        return ORDER_TOPICS.includes(topic) ? { topic } : { ignore: (topic || 'no X-WC-Webhook-Topic') + ' is not a topic that makes a purchase (' + ORDER_TOPICS.join(', ') + ')' }
+        return ORDER_TOPICS.includes(topic)
+          ? { topic }
+          : { ignore: (topic || 'no X-WC-Webhook-Topic') + ' is not a topic that makes a purchase (' + ORDER_TOPICS.join(', ') + ')' }
       },
       purchaseOf(topic, order) {
         if (!PAID_STATUSES.includes(order.status as string)) return { ignore: 'the order is not paid for yet (status ' + String(order.status) + ')' }
