@@ -1,11 +1,13 @@
 import type { Relay } from './types'
 
 // Node's http types, as much of them as the adapter uses: the package needs no @types/node.
+// Optional fields admit undefined, as Node's own declarations have them, so that a handler
+// called with an IncomingMessage compiles under exactOptionalPropertyTypes.
 interface NodeRequest {
-  method?: string
-  url?: string
+  method?: string | undefined
+  url?: string | undefined
   headers: Record<string, string | string[] | undefined>
-  socket: { remoteAddress?: string; encrypted?: boolean }
+  socket: { remoteAddress?: string | undefined; encrypted?: boolean | undefined }
   on(event: 'data', listener: (chunk: Uint8Array) => void): unknown
   on(event: 'end' | 'close', listener: () => void): unknown
   on(event: 'error', listener: (error: Error) => void): unknown
