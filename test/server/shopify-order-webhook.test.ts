@@ -5,7 +5,9 @@
 // event id the pixel's, the shopper's ids, and the orders the page and the webhook both report
 // counted once.
 import { describe, expect, it } from 'vitest'
+import { redisStore } from '../../src/relay'
 import { orderEventId } from '../../src/shared/order-event-id'
+import { redisForTestFile } from '../relay/redis-server'
 import { createMapping } from '../../src/shopify/events'
 import { edited, KEY, metric, postPage, postShopify, purchasesOf, SHOPIFY_ORDER, SHOPIFY_SECRET, sign, startShop } from './webhook-support'
 
@@ -138,6 +140,8 @@ describe('shopifyOrderWebhook', () => {
   })
 })
 
+const shared = redisForTestFile()
+
 describe("an order both the shopper's page and Shopify's webhook report", () => {
   it('is stored once, page first then webhook: the page copy counts, and the fields the webhook differs in are counted', async () => {
     const shop = await startShop()
@@ -153,6 +157,16 @@ describe("an order both the shopper's page and Shopify's webhook report", () => 
     for (const field of ['revenue', 'total_tax', 'total_shipping', 'total_discount'])
       expect(metric(text, `df_relay_order_differences_total{field="${field}"}`), field).toBe(1)
     for (const field of ['currency', 'line_items']) expect(metric(text, `df_relay_order_differences_total{field="${field}"}`), field).toBe(0)
+  })
+
+  it('is stored once on Redis too, page first then webhook, with the difference counted', async () => {
+    const shop = await startShop({ relay: { store: redisStore(shared.client(), { prefix: 'webhooks:' }) } })
+    expect((await postPage(shop.endpoint, { ...EXAMPLE_PURCHASE, total_discount: 19.99 }, SHOPPER)).body).toMatchObject({ accepted: 1 })
+    expect((await postShopify(shop.shopifyUrl, withShopper())).status).toBe(200)
+    expect(purchasesOf(shop.recorded, ORDER_ID)).toEqual([expect.objectContaining({ properties: { ...EXAMPLE_PURCHASE, total_discount: 19.99 } })])
+    const text = await shop.relay.metrics()
+    expect(metric(text, 'df_relay_order_differences_total{field="total_discount"}')).toBe(1)
+    expect(metric(text, 'df_relay_order_reports_total{reporter="server",order="second"}')).toBe(1)
   })
 
   it('is stored once, webhook first then page: the page is told it is a duplicate', async () => {
