@@ -32,10 +32,10 @@ type ShopifyWindow = { Shopify?: { routes?: { root?: unknown } } }
 export const CART_ATTRIBUTES = { uid: '_df_uid', sid: '_df_sid' } as const
 
 /**
- * Keeps the tracker's uid and sid in the Shopify cart: checked (GET cart.js) when added and at
- * every view-page, and written (POST cart/update.js) only when the cart holds others: a new
- * cart after an order, a new session. Nothing is read or written while the shopper's consent is
- * not granted. Returns the function that removes it.
+ * Keeps the tracker's uid and sid in the Shopify cart: checked (GET cart.js) once a page, and at
+ * a later view-page of the page when the ids changed, and written (POST cart/update.js) only
+ * when the cart holds others: a new cart after an order, a new session. Nothing is read or
+ * written while the shopper's consent is not granted. Returns the function that removes it.
  */
 export function shopifyCartIds(tracker: CartTarget, options: ShopifyCartOptions = {}): () => void {
   const given = (window as ShopifyWindow).Shopify?.routes?.root
@@ -48,17 +48,23 @@ export function shopifyCartIds(tracker: CartTarget, options: ShopifyCartOptions 
   let consent: Consent | undefined
   let syncing = false
   let again = false
+  // The ids this page saw in the cart, or wrote there: the page's later view-pages (a single-page
+  // app's) check again only once the tracker's ids changed.
+  let confirmed = ''
 
   /** Writes the ids into the cart if it holds others; one request chain at a time, once more if asked meanwhile. */
   async function sync() {
+    const { uid, sid } = tracker.user
+    if (confirmed == uid + ' ' + sid) return
     if (syncing) return void (again = true)
     syncing = true
     try {
-      const { uid, sid } = tracker.user
       const cart = await fetch(root + 'cart.js', { credentials: 'same-origin', headers: { accept: 'application/json' } })
       if (!cart.ok) throw new Error('read: cart.js answered ' + cart.status)
       const attributes = ((await cart.json()) as { attributes?: Record<string, unknown> }).attributes || {}
       if (attributes[CART_ATTRIBUTES.uid] != uid || attributes[CART_ATTRIBUTES.sid] != sid) {
+        // Consent may have been withdrawn while the cart was read.
+        if (consent != 'granted') return
         const written = await fetch(root + 'cart/update.js', {
           method: 'POST',
           credentials: 'same-origin',
@@ -67,25 +73,34 @@ export function shopifyCartIds(tracker: CartTarget, options: ShopifyCartOptions 
         })
         if (!written.ok) throw new Error('written: cart/update.js answered ' + written.status)
       }
+      confirmed = uid + ' ' + sid
     } catch (error) {
       report(error)
     } finally {
       syncing = false
       if (again) {
         again = false
-        if (consent == 'granted') void sync()
+        soon()
       }
     }
   }
+
+  /**
+   * Syncs once the current task is done: a page's queued calls are replayed right after the
+   * add-ons they queued with (docs/guide/extending.md), so a `consent('denied')` queued before
+   * the tracker loaded is known before the cart is touched.
+   */
+  const soon = () =>
+    queueMicrotask(() => {
+      if (consent == 'granted') void sync()
+    })
 
   return tracker.use({
     consent(state) {
       const granted = state == 'granted' && consent != 'granted'
       consent = state
-      if (granted) void sync()
+      if (granted) soon()
     },
-    view() {
-      if (consent == 'granted') void sync()
-    }
+    view: soon
   })
 }

@@ -38,19 +38,25 @@ async function startStorefront() {
       carts.set(cart, { ...carts.get(cart), ...attributes })
       return json({ token: cart, attributes: carts.get(cart) }, token ? {} : { 'set-cookie': 'cart=' + cart + '; path=/' })
     }
-    if (path == '/discovery-feedback.min.js') return response.writeHead(200, { 'content-type': 'text/javascript' }).end(dist('discovery-feedback.min.js'))
+    if (path == '/discovery-feedback.min.js') {
+      // `?delay=ms` holds the tracker back, so that the cart writer's tag loads first and queues its add-on.
+      await new Promise((resolve) => setTimeout(resolve, Number(new URL(request.url!, 'http://x').searchParams.get('delay')) || 0))
+      return response.writeHead(200, { 'content-type': 'text/javascript' }).end(dist('discovery-feedback.min.js'))
+    }
     if (path == '/discovery-feedback-shopify-cart.min.js')
       return response.writeHead(200, { 'content-type': 'text/javascript' }).end(dist('discovery-feedback-shopify-cart.min.js'))
     if (path == '/collect') return response.writeHead(200, { 'content-type': 'application/json' }).end('{"accepted":1,"duplicates":0,"rejected":[]}')
     if (path.startsWith('/products/') || path == '/') {
-      const consent = new URL(request.url!, 'http://x').searchParams.get('consent')
+      const query = new URL(request.url!, 'http://x').searchParams
+      const consent = query.get('consent')
+      const delay = query.get('delay') || '0'
       return response
         .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
         .end(
           '<!doctype html><meta charset="utf-8">' +
             STUB +
             (consent ? `<script>discoveryFeedback('consent', '${consent}')</script>` : '') +
-            '<script async src="/discovery-feedback.min.js" data-key="KEY" data-endpoint="/collect"></script>' +
+            `<script async src="/discovery-feedback.min.js?delay=${delay}" data-key="KEY" data-endpoint="/collect"></script>` +
             '<script async src="/discovery-feedback-shopify-cart.min.js"></script>'
         )
     }
@@ -124,10 +130,12 @@ describe('the Shopify cart writer (dist/discovery-feedback-shopify-cart.min.js) 
     ])
   })
 
-  it("reads and writes no cart while the shopper's consent is denied", async () => {
+  it.each(['0', '400'])("reads and writes no cart while the shopper's consent is denied (the tracker's tag held back %s ms)", async (delay) => {
     shop = await startStorefront()
     const page = await open()
-    await page.goto(shop.origin + '/?consent=denied')
+    // The page denies before the tracker has loaded: the call waits in the stub's queue, behind
+    // the cart writer's add-on when the writer's tag came first.
+    await page.goto(shop.origin + '/?consent=denied&delay=' + delay)
     await page.waitForFunction('window.discoveryFeedback && discoveryFeedback.tracker')
     await new Promise((resolve) => setTimeout(resolve, 500))
     expect(shop.requests).toEqual([])
