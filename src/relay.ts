@@ -10,4 +10,18 @@ export { SinkUnavailable } from './relay/sink-unavailable'
 export { SinkRefusal } from './relay/sink-refusal'
 export type { RefusedEvent } from './relay/sink-refusal'
 export { toNodeHandler } from './relay/node'
-export type { BatchReport, ClaimState, DeadLetter, DeadLetterSink, DeliveryStore, Relay, RelayEvent, RelayOptions, RequestInfo, Sink, SinkSource } from './relay/types'
+export type {
+  BatchReport,
+  ClaimState,
+  DeadLetter,
+  DeadLetterSink,
+  DeliveryStore,
+  OrderReport,
+  PurchaseField,
+  Relay,
+  RelayEvent,
+  RelayOptions,
+  RequestInfo,
+  Sink,
+  SinkSource
+} from './relay/types'
