@@ -93,7 +93,7 @@ const ALL_FUNCTIONS_CALLED_ON_LOAD = '//# allFunctionsCalledOnLoad'
 export default [
   moduleBuild('index', undefined, true),
   moduleBuild('client', []),
-  moduleBuild('server'),
+  moduleBuild('server', ['nanoid', 'lossless-json']),
   // The Shopify entry takes only types from Shopify's package.
   moduleBuild('shopify', ['nanoid', '@shopify/web-pixels-extension']),
   // The relay's metrics (prom-client) and bot list (isbot) are its own dependencies, for Node.
@@ -108,6 +108,7 @@ export default [
   scriptTag('src/script-tags/discovery-client.ts', 'dist/discovery-feedback-client.min.js'),
   scriptTag('src/script-tags/declarative.ts', 'dist/discovery-feedback-declarative.min.js'),
   scriptTag('src/script-tags/data-layer.ts', 'dist/discovery-feedback-datalayer.min.js'),
+  scriptTag('src/script-tags/shopify-cart.ts', 'dist/discovery-feedback-shopify-cart.min.js'),
   scriptTag('src/script-tags/tracker.ts', 'dist/discovery-feedback.min.js', { preamble: ALL_FUNCTIONS_CALLED_ON_LOAD }),
   // Not a script tag: the bundle a Shopify custom pixel pastes (src/collector/custom-pixel.ts).
   scriptTag('src/script-tags/shopify.ts', 'dist/discovery-feedback-shopify.min.js', { name: 'discoveryFeedbackShopify' })

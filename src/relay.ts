@@ -23,6 +23,8 @@ export type {
   DeadLetter,
   DeadLetterSink,
   DeliveryStore,
+  OrderReport,
+  PurchaseField,
   Relay,
   RelayEvent,
   RelayOptions,

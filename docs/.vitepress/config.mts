@@ -10,6 +10,7 @@ const guides = [
   ['Script tag', '/guide/script-tag'],
   ['ES module and frameworks', '/guide/es-module'],
   ['Checkout templates and the server sender', '/guide/checkout-and-server'],
+  ['Orders the browser never reported', '/guide/order-webhooks'],
   ['Shopify', '/guide/shopify'],
   ['Tag managers and consent banners', '/guide/consent-banners'],
   ['GA4 data layer', '/guide/ga4-data-layer'],

@@ -82,6 +82,10 @@ export function createActivity(options: ActivityOptions): Activity {
   const responses = { a: 0, s: 0, c: 0, r: 0 }
   const clicks = { a: 0, s: 0, c: 0, r: 0 }
   const lintCounts: Record<string, number> = {}
+  // Orders by their first copy's reporter, and by the reporter whose copy came second.
+  const firstBy = { browser: 0, server: 0 }
+  const secondBy = { browser: 0, server: 0 }
+  let differing = 0
   const recent: LintedMessage[] = []
   const messages = listenerSet<LintedMessage>()
   const stats = listenerSet<ActivityStats>()
@@ -126,6 +130,10 @@ export function createActivity(options: ActivityOptions): Activity {
       productUrl
     })
     if (message.type == 'accepted' && state) count(message, state)
+    if (message.type != 'rejected' && message.order) {
+      ;(message.order.order == 'first' ? firstBy : secondBy)[message.order.reporter]++
+      if (message.order.differences.length) differing++
+    }
     for (const { code } of lints) lintCounts[code] = (lintCounts[code] || 0) + 1
     const annotated = { ...message, lints }
     recent.push(annotated)
@@ -137,6 +145,12 @@ export function createActivity(options: ActivityOptions): Activity {
   function snapshot(): ActivityStats {
     const shown = [...sessions].slice(-SESSIONS_SHOWN).reverse()
     return {
+      orders: {
+        browserOnly: firstBy.browser - secondBy.server,
+        serverOnly: firstBy.server - secondBy.browser,
+        both: secondBy.browser + secondBy.server,
+        differing
+      },
       sessions: sessions.size,
       funnel: shown.map(([key, { views, clicks, carts, purchases }]) => {
         const [uid = '', sid = ''] = key.split('\n')

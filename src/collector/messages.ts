@@ -1,7 +1,7 @@
 // This module turns the relay's report of one batch into the inspector's messages. A rejected
 // envelope may hold anything a client sent, so the inspector gets a bounded summary of it.
 import type { BatchReport } from '../relay'
-import type { CollectorMessage, RejectedSummary, Shown, StoredEvent } from './types'
+import type { CollectorMessage, OrderCoverage, RejectedSummary, Shown, StoredEvent } from './types'
 
 const isString = (value: unknown): value is string => typeof value == 'string'
 const isRecord = (value: unknown): value is Record<string, unknown> => !!value && typeof value == 'object' && !Array.isArray(value)
@@ -47,16 +47,18 @@ function summary(envelope: unknown): RejectedSummary {
  * @param report - The relay's report of one batch (its `onBatch`).
  */
 export function messagesOf(report: BatchReport): CollectorMessage[] {
-  const { accepted, duplicates, rejected, sentAt } = report
+  const { accepted, duplicates, rejected, sentAt, orders } = report
   const tSent = Number.isFinite(sentAt) ? (sentAt as number) : null
   // The relay checked every accepted event against the rules, so its properties are its kind's.
   const stored = (event: BatchReport['accepted'][number]) => event as StoredEvent
+  const coverage = new Map(orders.map(({ event, ...report }): [unknown, OrderCoverage] => [event, report]))
+  const withOrder = <M extends CollectorMessage>(message: M, event: unknown): M => (coverage.has(event) ? { ...message, order: coverage.get(event) } : message)
   return [
-    ...accepted.map((event): CollectorMessage => ({ type: 'accepted', envelope: stored(event), t_sent: tSent })),
+    ...accepted.map((event): CollectorMessage => withOrder({ type: 'accepted', envelope: stored(event), t_sent: tSent }, event)),
     // A duplicate is shown without the times of a copy that was not stored.
     ...duplicates.map((event): CollectorMessage => {
       const { received_at: _received, t_corrected: _corrected, ...rest } = stored(event)
-      return { type: 'duplicate', envelope: rest }
+      return withOrder({ type: 'duplicate', envelope: rest }, event)
     }),
     ...rejected.map(({ index, error, envelope }): CollectorMessage => ({ type: 'rejected', index, error: clip(error, 300), envelope: summary(envelope) }))
   ]

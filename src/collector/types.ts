@@ -1,5 +1,5 @@
 // Public types of the reference collector and the live inspector (`discovery-feedback/collector`).
-import type { RelayEvent, toNodeHandler } from '../relay'
+import type { OrderReport, RelayEvent, toNodeHandler } from '../relay'
 import type { Envelope, EventName } from '../shared/types'
 
 /**
@@ -23,12 +23,15 @@ export type RejectedSummary =
       properties: Shown | Record<string, Shown>
     }
 
+/** A purchase's part in its order's coverage, as the relay reports it: who sent it, whether it was the order's first copy, where it differs from the first. */
+export type OrderCoverage = Omit<OrderReport, 'event'>
+
 /** One envelope of a batch as the inspector hears of it. */
 export type CollectorMessage =
-  /** Stored now, with the send time the client gave (`?t_sent=`), null when it gave none. */
-  | { type: 'accepted'; envelope: StoredEvent; t_sent: number | null }
-  /** Stored before: shown without the times of a copy that was not stored. */
-  | { type: 'duplicate'; envelope: Omit<StoredEvent, 'received_at' | 't_corrected'> }
+  /** Stored now, with the send time the client gave (`?t_sent=`), null when it gave none; a purchase with its part in its order's coverage. */
+  | { type: 'accepted'; envelope: StoredEvent; t_sent: number | null; order?: OrderCoverage }
+  /** Stored before: shown without the times of a copy that was not stored; the other reporter's copy of an order with its part in the coverage. */
+  | { type: 'duplicate'; envelope: Omit<StoredEvent, 'received_at' | 't_corrected'>; order?: OrderCoverage }
   /** Refused by the rules or the keys: its index in the batch and the error. */
   | { type: 'rejected'; index: number; error: string; envelope: RejectedSummary }
 
@@ -86,8 +89,22 @@ export interface FunnelRow {
   purchases: number
 }
 
+/**
+ * Orders by who reported them (docs/guide/order-webhooks.md): the shopper's browser alone (page,
+ * pixel, GA4 bridge), the shop's server alone (the order webhooks: what the browser lost), or both.
+ */
+export interface OrderCoverageStats {
+  browserOnly: number
+  serverOnly: number
+  both: number
+  /** Orders whose second copy differed from the first in some field (the first counts). */
+  differing: number
+}
+
 /** The numbers behind the inspector's charts. */
 export interface ActivityStats {
+  /** Orders by who reported them: the browser alone, the server alone, both; the share the browser alone would have lost. */
+  orders: OrderCoverageStats
   /** Sessions seen since the start. */
   sessions: number
   /** The funnel of each of the sessions active last, last active first. */

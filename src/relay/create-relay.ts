@@ -80,7 +80,7 @@ export function createRelay(options: RelayOptions): Relay {
     const receivedAt = Date.now()
     const { sentAt, skew } = clockOf(query, receivedAt)
 
-    const batch: BatchReport = { accepted: [], duplicates: [], rejected: [], bots: [], variantsFilled: 0, sentAt }
+    const batch: BatchReport = { accepted: [], duplicates: [], rejected: [], bots: [], variantsFilled: 0, sentAt, orders: [] }
     const ip = addresses.of(request.headers, info?.remoteAddress)
     const ua = request.headers.get('user-agent') || undefined
     const events = acceptEnvelopes(intake, { server, ip, ua, receivedAt, skew }, batch)
@@ -91,6 +91,9 @@ export function createRelay(options: RelayOptions): Relay {
     if (refused instanceof Response) return refused
     // What the sink refused for good is answered as refused by the rules is: by index, and dead-lettered.
     batch.accepted = takenAfterRefusals(batch, claims.fresh, refused, intake.envelopes, events)
+    // A refused purchase was not stored: it has no part in its order's coverage.
+    const gone = new Set(refused.map(({ event }) => event))
+    batch.orders = claims.orders.filter(({ event }) => !gone.has(event))
     // Those sortBots dropped, then those kept: purchases, or every one with bots: 'keep'.
     const droppedBots = batch.bots.length
     batch.bots.push(...batch.accepted.filter((event) => event.bot))
@@ -108,8 +111,12 @@ export function createRelay(options: RelayOptions): Relay {
     } catch (error) {
       report(error)
     }
-    if (claims.held) metrics.unavailable('held')
-    else {
+    if (claims.held) {
+      metrics.unavailable('held')
+      // What this request stored or wrote of its orders is not judged again when it comes back
+      // (its purchases are then duplicates): their coverage counts now.
+      metrics.orders(batch.orders)
+    } else {
       settled(batch, metrics, dead, intake.key, receivedAt, client)
       notice('bot', droppedBots)
       notice('rejected', batch.rejected.length, batch.rejected[0]?.error)

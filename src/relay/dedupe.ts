@@ -12,6 +12,9 @@
  *     <scope>.p.<owner>.<id>   a purchase of one shopper's (page, pixel, GA4 bridge, and the server sender naming that shopper)
  *     <scope>.o.<id>           the shopper whose browser reported the order first
  *     <scope>.s.<id>           the shopper the shop's server sender named for the order
+ *     <scope>.f.<id>           the figures of the order's first copy (order-figures.ts), kept
+ *                              where the others keep an owner, for the other reporter's copy
+ *                              to be compared with
  *     <scope>.l.<id>           the order's purchase being stored now: claimed by each request
  *                              with a purchase of the order while its sink runs, never remembered
  *   A purchase's id is its order's (envelopes.ts gives it, whatever it came with), and no other
@@ -75,10 +78,12 @@ export interface OrderKeys {
   reported: string
   /** The shopper the shop's server sender named for the order; its copy is claimed here, once per order. */
   server: string
+  /** The figures of the order's first copy to reach the sink. */
+  figures: string
   /**
    * The order's purchase being stored now: claimed beside the purchase by a request that carries
    * one, and let go once its sink answered, so that a request with another purchase of the order
-   * waits for what that one leaves in `reported` and `server` (claims.ts).
+   * waits for what that one leaves in `reported`, `server` and `figures` (order-claims.ts).
    */
   pending: string
 }
@@ -102,6 +107,7 @@ export function deliveryIds(event: Envelope, owner: string, server: boolean): De
     shopper: purchaseKey(event.key, owner, event.event_id),
     reported: scope + '.o.' + event.event_id,
     server: scope + '.s.' + event.event_id,
+    figures: scope + '.f.' + event.event_id,
     pending: scope + '.l.' + event.event_id
   }
   return { claim: server ? order.server : order.shopper, order }

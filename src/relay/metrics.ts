@@ -7,7 +7,8 @@
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client'
 import type { ForwardSink } from './forward-sink'
-import type { DeliveryStore, Sink } from './types'
+import { COMPARED_FIELDS } from './order-figures'
+import type { DeliveryStore, OrderReport, Sink } from './types'
 
 /** What an event became: stored now, stored before, refused by the rules or the keys, or sent by a bot. */
 export type EventOutcome = 'accepted' | 'duplicate' | 'rejected' | 'bot'
@@ -55,7 +56,21 @@ export function relayMetrics(relaySink: Sink) {
       this.set(waiting?.() ?? 0)
     }
   })
+  const orders = new Counter({
+    name: 'df_relay_order_reports_total',
+    help: "Orders by who reported them: once as an order's first copy reached the sink (order=first), by its reporter (browser: page, pixel or GA4 bridge; server: the shop's server sender), and once more as the other reporter's copy came (order=second).",
+    labelNames: ['reporter', 'order'],
+    registers
+  })
+  const differences = new Counter({
+    name: 'df_relay_order_differences_total',
+    help: "The other reporter's copies of an order that differed from the first copy, which is the one that counts, by field.",
+    labelNames: ['field'],
+    registers
+  })
   // Every label value at 0 from the start: a rate over a series that appears late misses its first increase.
+  for (const reporter of ['browser', 'server']) for (const order of ['first', 'second']) orders.inc({ reporter, order }, 0)
+  for (const field of COMPARED_FIELDS) differences.inc({ field }, 0)
   for (const outcome of ['accepted', 'duplicate', 'rejected', 'bot']) events.inc({ outcome }, 0)
   for (const reason of ['sink', 'store', 'held']) unavailable.inc({ reason }, 0)
   for (const result of ['delivered', 'failed', 'dropped']) deadLetters.inc({ result }, 0)
@@ -65,6 +80,13 @@ export function relayMetrics(relaySink: Sink) {
     request: (status: number) => requests.inc({ status: String(status) }),
     unavailable: (reason: Unavailable) => unavailable.inc({ reason }),
     deadLetters: (result: DeadLetterResult, count: number) => deadLetters.inc({ result }, count),
+    /** Counts purchases in their orders' coverage, and the fields in which a second copy differed from the first. */
+    orders(reports: OrderReport[]) {
+      for (const { reporter, order, differences: fields } of reports) {
+        orders.inc({ reporter, order })
+        for (const field of fields) differences.inc({ field })
+      }
+    },
     sink: (seconds: number, ok: boolean) => sink.observe({ result: ok ? 'delivered' : 'failed' }, seconds),
     store: (operation: string, seconds: number) => store.observe({ operation }, seconds),
     text: () => registry.metrics()

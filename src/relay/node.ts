@@ -1,13 +1,15 @@
 import type { Relay } from './types'
 
 // Node's http types, as much of them as the adapter uses: the package needs no @types/node.
+// Optional fields admit undefined, as Node's own declarations have them, so that a handler
+// called with an IncomingMessage compiles under exactOptionalPropertyTypes.
 interface NodeRequest {
-  method?: string
-  url?: string
+  method?: string | undefined
+  url?: string | undefined
   headers: Record<string, string | string[] | undefined>
-  socket: { remoteAddress?: string; encrypted?: boolean }
+  socket: { remoteAddress?: string | undefined; encrypted?: boolean | undefined }
   /** Whether the whole request, its body included, has arrived. */
-  complete?: boolean
+  complete?: boolean | undefined
   on(event: 'data', listener: (chunk: Uint8Array) => void): unknown
   on(event: 'end' | 'close', listener: () => void): unknown
   on(event: 'error', listener: (error: Error) => void): unknown
@@ -73,7 +75,7 @@ function bodyOf(request: NodeRequest) {
  * peer address goes to the relay, whose `trustProxy` decides whether it is the shopper.
  * @param relay - The relay, from `createRelay()`.
  */
-export function toNodeHandler(relay: Relay) {
+export function toNodeHandler(relay: Pick<Relay, 'fetch'>) {
   return async (request: NodeRequest, response: NodeResponse) => {
     try {
       const headers = new Headers()

@@ -1,14 +1,16 @@
 /*
  * What the relay decides of a request's purchases by their order (dedupe.ts names the keys).
- * Which shopper reported an order first, and whom the server sender named, is read before a
- * purchase is stored and written once its sink answered; two requests with purchases of one
- * order in between would each read nothing and both be stored unmarked. So a request claims
- * each order's `pending` key beside its purchases, and one whose order another request is
- * storing waits for it (503, as for an event another request holds), and then reads what that
- * one left. Within one request, its purchases are judged in their order, the earlier as
- * reported before the later.
+ * Which shopper reported an order first, whom the server sender named, and the figures of its
+ * first copy are read before a purchase is judged (order-reports.ts) and written once its sink
+ * answered; two requests with purchases of one order in between would each read nothing: both
+ * stored unmarked, or a webhook's copy stored beside its shopper's page's, the order counted
+ * twice. So a request claims each order's `pending` key beside its purchases, and one whose
+ * order another request is storing waits for it (503, as for an event another request holds),
+ * and then reads what that one left. Within one request, its purchases are judged in their
+ * order, the earlier as reported before the later.
  */
 import { isDelivered, type DeliveryIds } from './dedupe'
+import { judgeFresh, judgeSeen, type OrderJudgement, type OrderState } from './order-reports'
 import type { ClaimState, DeliveryStore, RelayEvent } from './types'
 
 const pendingOf = (ids: Map<RelayEvent, DeliveryIds>, event: RelayEvent) => ids.get(event)?.order?.pending
@@ -23,11 +25,14 @@ export function pendingOrders(named: RelayEvent[], ids: Map<RelayEvent, Delivery
     keys,
     /**
      * Reads the states of one claim of the events' own keys followed by `keys`: the purchases
-     * that are new but whose order another request is storing now, which wait.
+     * to be judged whose order another request is storing now, which wait. Judged are the new
+     * ones and, from a page (`server` false), those its shopper's claim shows delivered, since
+     * such a copy may be the order's second report (order-reports.ts judgeSeen).
      */
-    waitingOf(states: ClaimState[]): Set<RelayEvent> {
+    waitingOf(states: ClaimState[], server: boolean): Set<RelayEvent> {
       taken = new Set(keys.filter((_, index) => states[named.length + index] == 'new'))
-      return new Set(named.filter((event, index) => states[index] == 'new' && pendingOf(ids, event) !== undefined && !taken.has(pendingOf(ids, event)!)))
+      const judged = (index: number) => states[index] == 'new' || (!server && states[index] == 'delivered')
+      return new Set(named.filter((event, index) => judged(index) && pendingOf(ids, event) !== undefined && !taken.has(pendingOf(ids, event)!)))
     },
     /** The keys this request took of the orders of `events`, to let go once their sink answered. */
     of: takenOf,
@@ -39,38 +44,40 @@ export function pendingOrders(named: RelayEvent[], ids: Map<RelayEvent, Delivery
   }
 }
 
+/** What the store knows of each purchase's order: three keys each, in one lookup. */
+async function orderStates(store: DeliveryStore, purchases: RelayEvent[], ids: Map<RelayEvent, DeliveryIds>): Promise<OrderState[]> {
+  const said = await store.lookup(
+    purchases.flatMap((event) => [ids.get(event)!.order!.reported, ids.get(event)!.order!.server, ids.get(event)!.order!.figures])
+  )
+  return purchases.map((_, index) => ({ reportedBy: said[3 * index], serverSaid: said[3 * index + 1], figures: said[3 * index + 2] }))
+}
+
 /**
- * Holds each fresh purchase against what is known of its order (claims.ts says the rules):
- * returns those that repeat a purchase the order has (duplicates), and a page's that report their
- * order first; marks the others' conflicts.
+ * Judges each purchase of `purchases` (in the request's order) against what is known of its
+ * order: by judgeFresh, or by judgeSeen for those in `seen` (a page's whose shopper's claim was
+ * delivered). A page's purchase that reports its order first counts, for the later ones of the
+ * same request, as the order's report.
  */
 export async function judgePurchases(
   store: DeliveryStore,
-  fresh: RelayEvent[],
+  purchases: RelayEvent[],
+  seen: Set<RelayEvent>,
   ids: Map<RelayEvent, DeliveryIds>,
   server: boolean,
   ownerOf: (event: RelayEvent) => string
-) {
-  // What is known of each fresh purchase's order: which shopper's browser reported it first, and
-  // which shopper the server sender named.
-  const purchases = fresh.filter((event) => ids.get(event)!.order)
-  const said = await store.lookup(purchases.flatMap((event) => [ids.get(event)!.order!.reported, ids.get(event)!.order!.server]))
-  const repeated = new Set<RelayEvent>()
-  const firstReports = new Set<RelayEvent>()
+): Promise<Map<RelayEvent, OrderJudgement>> {
+  const known = await orderStates(store, purchases, ids)
+  const judged = new Map<RelayEvent, OrderJudgement>()
   // The shopper whose page's purchase earlier in this request reports each order first.
   const reportedHere = new Map<string, string>()
   purchases.forEach((event, index) => {
-    const order = ids.get(event)!.order!
-    const reportedBy = isDelivered(said[2 * index]) ? said[2 * index] : (reportedHere.get(order.reported) ?? null)
-    const serverSaid = said[2 * index + 1]
+    const reported = ids.get(event)!.order!.reported
+    const state = { ...known[index], reportedBy: isDelivered(known[index].reportedBy) ? known[index].reportedBy : (reportedHere.get(reported) ?? null) }
     const owner = ownerOf(event)
-    const repeats = server ? reportedBy == owner : serverSaid == owner
-    const otherShopper = (isDelivered(reportedBy) && reportedBy != owner) || (!server && isDelivered(serverSaid) && serverSaid != owner)
-    if (repeats) repeated.add(event)
-    else if (otherShopper) event.order_conflict = true
-    if (server || repeats) return
-    if (!isDelivered(reportedBy)) firstReports.add(event)
-    if (!reportedHere.has(order.reported)) reportedHere.set(order.reported, owner)
+    const judgement = seen.has(event) ? judgeSeen(event, state, owner) : judgeFresh(event, state, owner, server)
+    if (!judgement) return
+    judged.set(event, judgement)
+    if (!server && judgement.firstReport && !reportedHere.has(reported)) reportedHere.set(reported, owner)
   })
-  return { repeated, firstReports }
+  return judged
 }

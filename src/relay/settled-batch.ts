@@ -21,5 +21,6 @@ export function settled(
   metrics.events('duplicate', batch.duplicates.length)
   metrics.events('rejected', batch.rejected.length)
   metrics.events('bot', bots)
+  metrics.orders(batch.orders)
   dead(batch.rejected, key, refusedAt, client)
 }

@@ -100,6 +100,25 @@ export interface RateLimit {
   perSecond: number
 }
 
+/** A purchase's field that two copies of an order are compared by. */
+export type PurchaseField = 'currency' | 'revenue' | 'total_tax' | 'total_shipping' | 'total_discount' | 'line_items'
+
+/**
+ * A copy of a purchase's part in its order's coverage (docs/guide/order-webhooks.md): each order
+ * counts once when its first copy reaches the sink, by who sent it, and once more when the other
+ * reporter's copy comes.
+ */
+export interface OrderReport {
+  /** The copy: stored now, or a duplicate of the first. */
+  event: RelayEvent
+  /** Who sent it: a browser (page, pixel, GA4 bridge) or the shop's server sender (the order webhooks). */
+  reporter: 'browser' | 'server'
+  /** `'first'`: no copy of the order had reached the sink before; `'second'`: the other reporter's had. */
+  order: 'first' | 'second'
+  /** Where this copy differs from the first, which is the one that counts: a zero discount left out, a rounding (the same shopper's copies only). */
+  differences: PurchaseField[]
+}
+
 /** What the relay did with one batch, for an inspector or the shop's monitoring. */
 export interface BatchReport {
   /** Stored now. */
@@ -114,6 +133,8 @@ export interface BatchReport {
   variantsFilled: number
   /** The send time the client gave (`?t_sent=`), if it is a time. */
   sentAt: number | undefined
+  /** The purchases of the batch that count in their orders' coverage: a first copy, or the other reporter's after it. */
+  orders: OrderReport[]
 }
 
 /** The options of `createRelay()`. */

@@ -5,11 +5,18 @@ import { createEventPath } from '../shared/event-path'
 import { createMemoryStore } from '../shared/memory-store'
 import { checkUser } from '../shared/rules'
 import type { EventName, User } from '../shared/types'
-import { createServerFaults } from './faults'
+import { createServerFaults, type ServerDropReason } from './faults'
+import { registerOrderDelivery, type DeliverOrder, type OrderFate } from './order-delivery'
 import { createServerTransport, type ServerEntry, type ServerRequest } from './transport'
 import type { ServerTracker, ServerTrackerOptions } from './types'
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** What a call carries to the queue beside its event: the shopper, and who waits to hear what became of it (an order webhook). */
+interface ServerCall {
+  shopper: User
+  settled?: ServerEntry['settled']
+}
 
 /**
  * The shopper of a call from the shop's server, checked: SPEC's user fields, with uid and sid
@@ -41,11 +48,19 @@ export function createServerTracker(options: ServerTrackerOptions): ServerTracke
   const dropped = { invalid: 0, too_large: 0, rejected: 0, overflow: 0, undelivered: 0 }
   const store = createMemoryStore<ServerEntry>()
   const faults = createServerFaults(options.onError, dropped)
+  /** Given up entries are counted and reported, and whoever waits on one (an order webhook) is told. */
+  const drop = (entries: ServerEntry[], reason: ServerDropReason, detail?: string, said?: string) => {
+    faults.drop(entries, reason, detail, said)
+    for (const entry of entries) entry.settled?.(reason)
+  }
   // Probing from the start: a process that starts during an outage (a deploy, a restart loop)
   // sends one request, not maxInFlight, until the collector answers.
-  const transport = createServerTransport(options, store, faults.drop)
+  const transport = createServerTransport(options, store, drop)
   const engine = createEngine<ServerEntry, ServerRequest>(store, {
     ...transport,
+    answered(request, _answer, verdict) {
+      if (verdict == 'delivered') for (const entry of request.entries) entry.settled?.('delivered')
+    },
     most: maxInFlight,
     interval: flushInterval,
     batch: maxBatchEvents,
@@ -62,11 +77,15 @@ export function createServerTracker(options: ServerTrackerOptions): ServerTracke
     }
     store.remove(over)
     faults.overflow(over.length, maxQueuedEvents)
+    for (const entry of over) entry.settled?.('overflow')
   }
 
-  /** Queues an event in its envelope, under the shopper the call named. */
-  const queue = (event: EventName, properties: Record<string, unknown>, shopper: User) => {
-    store.add({ event: envelope(event, properties, key, shopper) })
+  /**
+   * Queues an event in its envelope, under the shopper the call named, with whoever waits to
+   * hear what became of it (an order webhook's purchase).
+   */
+  const queue = (event: EventName, properties: Record<string, unknown>, { shopper, settled }: ServerCall) => {
+    store.add({ event: envelope(event, properties, key, shopper), settled })
     // Those a request carries are not counted: they are on their way. Counted, not walked:
     // this runs for every event of a burst.
     const count = store.entries.length - transport.carried()
@@ -82,7 +101,24 @@ export function createServerTracker(options: ServerTrackerOptions): ServerTracke
    * (an add-to-cart's click-item), then the queue. Nothing here is refused once it passed the
    * rules, so nothing sent along can fail: the server has no add-ons to change it.
    */
-  const takeEvent = createEventPath<User>({ queue, failed: faults.report })
+  const takeEvent = createEventPath<ServerCall>({ queue, failed: faults.report })
+
+  /**
+   * An order webhook's purchase: taken the way of every event (its rules' error thrown, nothing
+   * queued), sent at once, and its fate told when it is known or `timeout` ms have passed.
+   */
+  const deliverOrder: DeliverOrder = (properties, user, timeout) => {
+    // Closed: the process is going, and the platform is to send the order again.
+    if (closed) return Promise.resolve('undelivered')
+    const checked = checkUser('purchase', user)
+    if (!checked.uid || !checked.sid) throw feedbackError('purchase', 'user.' + (checked.uid ? 'sid' : 'uid'), 'is required')
+    let tell: (fate: OrderFate) => void = () => {}
+    const fate = new Promise<OrderFate>((resolve) => (tell = resolve))
+    takeEvent('purchase', properties, { shopper: checked as User, settled: (known) => tell(known) })
+    const limit = setTimeout(() => tell('queued'), timeout)
+    engine.send()
+    return fate.finally(() => clearTimeout(limit))
+  }
 
   /** Resolves when nothing waits or flies, or after `timeout` ms: true if it timed out. */
   async function drain(timeout: number): Promise<boolean> {
@@ -98,11 +134,11 @@ export function createServerTracker(options: ServerTrackerOptions): ServerTracke
     return late
   }
 
-  return {
+  const tracker: ServerTracker = {
     track(event, properties, user) {
       if (closed) throw feedbackError(event, undefined, 'was tracked after close()')
       try {
-        takeEvent(event, properties, serverUser(event, user))
+        takeEvent(event, properties, { shopper: serverUser(event, user) })
       } catch (error) {
         dropped.invalid++
         throw error
@@ -118,9 +154,11 @@ export function createServerTracker(options: ServerTrackerOptions): ServerTracke
         engine.forget()
         engine.stop()
         const left = store.clear()
-        if (left.length) faults.drop(left, 'undelivered', 'close() ran out of time after ' + timeout + ' ms')
+        if (left.length) drop(left, 'undelivered', 'close() ran out of time after ' + timeout + ' ms')
       })
     },
     stats: () => ({ queued: store.entries.length, ...engine.stats(), dropped: { ...dropped } })
   }
+  registerOrderDelivery(tracker, deliverOrder)
+  return tracker
 }

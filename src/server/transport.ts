@@ -6,8 +6,11 @@ import type { Envelope } from '../shared/types'
 import { postBatch } from './post'
 import type { ServerTrackerOptions } from './types'
 
-/** A queued event and the tries it has had. */
-export type ServerEntry = Queued & { event: Envelope; tries?: number }
+/** What became of an event: taken by the collector, or given up and why. */
+export type ServerFate = 'delivered' | ServerDropReason
+
+/** A queued event, the tries it has had, and who waits to hear what became of it (an order webhook). */
+export type ServerEntry = Queued & { event: Envelope; tries?: number; settled?: (fate: ServerFate) => void }
 
 /** A request of the server sender, and what gives it up when close() runs out of time. */
 export type ServerRequest = Body<ServerEntry> & { controller: AbortController }

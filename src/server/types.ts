@@ -88,3 +88,34 @@ export interface ServerTracker {
   /** What happened to the events so far. */
   stats(): ServerStats
 }
+
+/** An order webhook's handler, on Web standards: Node (with a Request made from the incoming message), Next.js route handlers, Hono, workers, Deno, Bun. */
+export type OrderWebhook = (request: Request) => Promise<Response>
+
+/** Settings of `shopifyOrderWebhook`. */
+export interface ShopifyOrderWebhookOptions {
+  /** The secret Shopify signs the webhook with: the app's client secret, or the key the shop's admin shows under Settings → Notifications → Webhooks. */
+  secret: string
+  /** The shop's server tracker (`createServerTracker`, with the relay's `secret`), which sends the purchase. */
+  tracker: ServerTracker
+  /** The topics whose order is a purchase. Default `['orders/create', 'orders/paid']`; others are answered 200 with nothing sent. */
+  topics?: string[]
+  /** Milliseconds to wait for the collector before answering 503. Default 4,000: Shopify waits 5 s for an answer. */
+  timeout?: number
+}
+
+/** Settings of `wooCommerceOrderWebhook`. */
+export interface WooCommerceOrderWebhookOptions {
+  /** The webhook's secret, as entered under WooCommerce → Settings → Advanced → Webhooks. */
+  secret: string
+  /** The shop's server tracker (`createServerTracker`, with the relay's `secret`), which sends the purchase. */
+  tracker: ServerTracker
+  /**
+   * Which of the order's ids is the purchase's `order_id`, as the shop's pages report it:
+   * `'number'` (default: GTM4WP's transaction_id, and what shoppers see) or `'id'` (Google
+   * Analytics for WooCommerce's). They differ only where a plugin renumbers orders.
+   */
+  orderId?: 'number' | 'id'
+  /** Milliseconds to wait for the collector before answering 503. Default 30,000: WooCommerce waits a minute, and sends a failed delivery no more. */
+  timeout?: number
+}

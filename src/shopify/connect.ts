@@ -2,7 +2,7 @@ import type { Checkout, Context, PixelEventsCheckoutCompleted, PixelEventsPageVi
 import { envelope } from '../shared/envelope'
 import { feedbackError } from '../shared/error'
 import { createEventPath } from '../shared/event-path'
-import type { EventName } from '../shared/types'
+import type { EventName, FeedbackError } from '../shared/types'
 import type { Consent } from '../browser/types'
 import { collectedConsent, initialConsent } from './consent'
 import { createPixelDelivery } from './delivery'
@@ -47,6 +47,19 @@ function readOptions(options: ShopifyOptions) {
   return { settings }
 }
 
+/** A pixel with options it cannot work with: the fault reported once, and nothing done. */
+function idleConnection(faults: ReturnType<typeof createPixelFaults>, broken: FeedbackError): ShopifyConnection {
+  faults.report(broken)
+  return { flush: () => Promise.resolve(), stats: () => ({ queued: 0, sent: 0, retried: 0, dropped: { ...faults.dropped } }) }
+}
+
+/** The pixel's delivery through the Standard API's storage, its drops reported by name. */
+function deliveryOf(api: PixelApi, settings: ShopifyOptions, faults: ReturnType<typeof createPixelFaults>) {
+  return createPixelDelivery(settings, settings.flushInterval ?? 1000, api.browser.localStorage, (entries, reason, why) =>
+    faults.drop(entries.length, reason, entries[0].event.event, why || 'too large for a request')
+  )
+}
+
 /**
  * Connects a Shopify Web Pixel to the collector: call it with the Standard API, in an app
  * pixel's `register` callback or in a custom pixel's code (docs/guide/shopify.md). It follows
@@ -61,20 +74,13 @@ function readOptions(options: ShopifyOptions) {
 export function connectShopify(api: PixelApi, options: ShopifyOptions): ShopifyConnection {
   const faults = createPixelFaults(options)
   const { settings, broken } = readOptions(options)
-  if (broken) {
-    // Options it cannot work with: reported once, and the pixel does nothing.
-    faults.report(broken)
-    return { flush: () => Promise.resolve(), stats: () => ({ queued: 0, sent: 0, retried: 0, dropped: { ...faults.dropped } }) }
-  }
+  if (broken) return idleConnection(faults, broken)
 
   const identity = createPixelIdentity(api.browser.cookie, settings, api.init.context.document.location)
-  const delivery = createPixelDelivery(settings, settings.flushInterval ?? 1000, api.browser.localStorage, (entries, reason, why) =>
-    faults.drop(entries.length, reason, entries[0].event.event, why || 'too large for a request')
-  )
+  const delivery = deliveryOf(api, settings, faults)
   const mapping = createMapping(settings.itemIds)
   let consent: Consent = initialConsent(api, settings)
-  // Denied from the start only by the browser's opt-out, which no banner overrides.
-  const blocked = consent == 'denied'
+  const blocked = consent == 'denied' // Only the browser's opt-out denies from the start, and no banner overrides it.
   let awaitingConsent: Tracked[] = []
 
   // Cookie reads and writes are asynchronous: events take their turn through them one at a

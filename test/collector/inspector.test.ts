@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { waitFor } from '../support/wait'
 import { readFeed } from '../support/feed'
 import { startInspect } from '../../src/collector'
+import { createServerTracker } from '../../src/server'
 // @ts-expect-error plain ES module without types
 import { startDemo } from '../../demo/server.mjs'
 
@@ -254,5 +255,24 @@ describe('the collector and inspector alone', () => {
     expect(codes(messages)).toEqual([[], ['rid-shape']])
     await waitFor(() => reader.latest()?.clickThrough[1].clicks == 1, 'the click-through')
     expect(reader.latest().seesDiscovery).toBe(false)
+  })
+})
+
+describe('orders by who reported them', () => {
+  it("counts the orders the browser alone reported, those only the shop's server did, and those both did, with the copies that differed", async () => {
+    const started: Started = await startInspect({ port: 0, dataFile: dataFile(), keys: ['demo-key'] })
+    running.push(started)
+    const reader = await feed(started)
+    const order = (order_id: string, revenue = 40) => ({ order_id, currency: 'EUR', revenue, line_items: [line('1004', 20, 2)] })
+    const server = createServerTracker({ key: 'demo-key', endpoint: started.url + '/v3/feedback', flushInterval: 0 })
+    const shopper = { ...SESSION, ip: '203.0.113.5', ua: 'Mozilla/5.0 (iPhone)' }
+    // o-1: the page only. o-2: the server only, as an order webhook sends it. o-3: the page, then the server with another revenue.
+    await send(started, reader, [envelope('purchase', order('o-1')), envelope('purchase', order('o-3'))])
+    server.track('purchase', order('o-2'), shopper)
+    server.track('purchase', order('o-3', 40.01), shopper)
+    await server.close()
+    expect(server.stats()).toMatchObject({ sent: 2 })
+    await waitFor(() => reader.latest()?.orders.both == 1, 'the coverage')
+    expect(reader.latest().orders).toEqual({ browserOnly: 1, serverOnly: 1, both: 1, differing: 1 })
   })
 })

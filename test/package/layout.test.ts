@@ -37,7 +37,14 @@ describe('the source tree', () => {
         .filter((name) => name.endsWith('.ts'))
         .sort()
     ).toEqual(['client.ts', 'collector.ts', 'index.ts', 'relay.ts', 'server.ts', 'shopify.ts'])
-    expect(readdirSync(join(src, 'script-tags')).sort()).toEqual(['data-layer.ts', 'declarative.ts', 'discovery-client.ts', 'shopify.ts', 'tracker.ts'])
+    expect(readdirSync(join(src, 'script-tags')).sort()).toEqual([
+      'data-layer.ts',
+      'declarative.ts',
+      'discovery-client.ts',
+      'shopify-cart.ts',
+      'shopify.ts',
+      'tracker.ts'
+    ])
   })
 
   it.each(PRODUCTS)(

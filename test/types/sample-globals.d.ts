@@ -19,7 +19,16 @@ declare const response: { setHeader(name: string, value: string): void }
 interface ImportMeta {
   readonly env: { readonly VITE_FEEDBACK_KEY: string; readonly VITE_FEEDBACK_ENDPOINT: string }
 }
-declare const process: { env: { NEXT_PUBLIC_FEEDBACK_KEY: string; NEXT_PUBLIC_FEEDBACK_ENDPOINT: string; REDIS_URL: string } }
+declare const process: {
+  env: {
+    NEXT_PUBLIC_FEEDBACK_KEY: string
+    NEXT_PUBLIC_FEEDBACK_ENDPOINT: string
+    REDIS_URL: string
+    DF_SERVER_SECRET: string
+    SHOPIFY_WEBHOOK_SECRET: string
+    WOOCOMMERCE_WEBHOOK_SECRET: string
+  }
+}
 declare module '*.vue' {
   const component: import('vue').Component
   export default component
