@@ -71,11 +71,17 @@ export async function claimEvents(store: DeliveryStore, events: RelayEvent[], se
   const { ids, duplicates, unnamed } = namedEvents(events, ownerOfEvent, server)
   const named = [...ids.keys()]
   const orders = pendingOrders(named, ids)
-  const states = await store.claim([...named.map((event) => ids.get(event)!.claim), ...orders.keys], token, claimMs)
+  const asked = [...named.map((event) => ids.get(event)!.claim), ...orders.keys]
+  const states = await store.claim(asked, token, claimMs)
   const waiting = orders.waitingOf(states)
   let fresh = named.filter((event, index) => states[index] == 'new' && !waiting.has(event))
   duplicates.push(...named.filter((_, index) => states[index] == 'delivered'))
-  const { repeated, firstReports } = await judgePurchases(store, fresh, ids, server, ownerOfEvent)
+  // The store failing here (a cluster slot without a master) answers the request 503: what it
+  // claimed is let go now, so that the resend need not wait out the claims.
+  const { repeated, firstReports } = await judgePurchases(store, fresh, ids, server, ownerOfEvent).catch(async (error) => {
+    await store.release(asked, token).catch(() => {})
+    throw error
+  })
   duplicates.push(...repeated)
   fresh = fresh.filter((event) => !repeated.has(event))
 

@@ -5,6 +5,10 @@
 //   REDIS_URL     redisStore over a node-redis 5 client made as the docs make one (offline
 //                 queue and reconnection on); without it, memoryStore()
 //   STORE_TIMEOUT_MS  redisStore's timeoutMs
+//   REDIS_CLUSTER_NODES  the relay guide's store on Redis Cluster (recipes/cluster-store.mjs, node-redis
+//                 5), or with REDIS_CLIENT=ioredis its ioredis version (recipes/cluster-store-ioredis.mjs)
+//   SERVER_SECRETS  the relay's serverSecrets, comma-separated
+//   LOG_ERRORS    prints what reaches onError on stderr, one line each
 //   SINK          'append' (default): each batch appended to SINK_FILE as NDJSON with
 //                 fs.appendFileSync, so a batch is on disk once the sink resolves;
 //                 'file': the package's fileSink(SINK_FILE);
@@ -42,6 +46,9 @@ if (env.REDIS_URL) {
   client.on('error', () => {})
   await client.connect()
   store = redisStore(client, env.STORE_TIMEOUT_MS ? { timeoutMs: Number(env.STORE_TIMEOUT_MS) } : {})
+} else if (env.REDIS_CLUSTER_NODES) {
+  const recipe = env.REDIS_CLIENT == 'ioredis' ? './recipes/cluster-store-ioredis.mjs' : './recipes/cluster-store.mjs'
+  store = (await import(recipe)).store
 }
 
 let sink
@@ -79,7 +86,11 @@ const relay = createRelay({
   rateLimit: rateLimitOf(env.RATE_LIMIT || '1e12,1e12'),
   ipHeader: env.IP_HEADER || undefined,
   deadLetter: env.DEAD_LETTER_FILE ? fileSink(env.DEAD_LETTER_FILE) : undefined,
-  onError: () => errors++
+  serverSecrets: env.SERVER_SECRETS ? env.SERVER_SECRETS.split(',') : undefined,
+  onError: (error) => {
+    errors++
+    if (env.LOG_ERRORS) console.error(new Date().toISOString().slice(11) + ' ' + error.message)
+  }
 })
 const handle = toNodeHandler(relay)
 
