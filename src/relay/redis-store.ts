@@ -1,5 +1,6 @@
 import { fnv1a32 } from './dedupe'
 import { commandSender, routeOf, type RedisClient } from './redis-client'
+import { writeWithRetries } from './store-retries'
 import type { ClaimState, DeliveryStore } from './types'
 
 /*
@@ -163,12 +164,23 @@ export function redisStore(client: RedisClient, options: RedisStoreOptions = {})
       const { results, failure } = await settled(CLAIM, ids, [token, milliseconds(ttlMs)])
       if (failure) {
         // A slot without a master (a crash, before its replica takes over): the request is
-        // answered 503 and comes again, so what it claimed in the other slots is let go now,
-        // rather than holding those events from every resend for the claim's whole time.
-        const taken = ids.filter((_, index) => results[index] == 'new')
-        if (taken.length) await everywhere(RELEASE, taken, [token]).catch(() => {})
+        // answered 503 and comes again, so what it claimed is let go now, rather than holding
+        // those events from every resend for the claim's whole time. In every slot: a claim cut
+        // off by the crash may have run, and reached the replica (store-retries.ts).
+        await writeWithRetries(
+          () => everywhere(RELEASE, ids, [token]),
+          ttlMs,
+          () => {}
+        )
         throw failure.error
       }
+      // An id held by this very request: a client that sends a command again after its
+      // connection closed (ioredis does, after retryDelayOnFailover) reran a claim that had run
+      // on a master before it crashed, and reached its replica. The request is answered 503 for
+      // its held ids; freed, they are the resend's, not the claim's for 30 s. Another request's
+      // claims are not this token's, and stay.
+      const held = ids.filter((_, index) => results[index] == 'claimed')
+      if (held.length) await everywhere(RELEASE, held, [token]).catch(() => {})
       return results as ClaimState[]
     },
     async delivered(ids, _token, owners = []) {

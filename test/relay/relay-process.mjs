@@ -24,6 +24,7 @@
 //                 bucket is paid for and refuses nothing
 //   IP_HEADER     the relay's ipHeader: a test's clients, all on 127.0.0.1, name their address in it
 //   DEAD_LETTER_FILE  the relay's deadLetter, the package's fileSink of that file
+//   SINK_DELAY_MS  the sink waits this long before it writes: requests that come together overlap
 //   DIE_AFTER_SINK_CALLS  dies by SIGKILL right after the sink's Nth call resolved, before the
 //                 store hears of it: the window in which an event can reach the sink twice
 //   HOLD_SINK_CALL  the sink's Nth call writes its batch and then never resolves, and the process
@@ -60,7 +61,9 @@ else sink = async (events) => appendFileSync(env.SINK_FILE, events.map((event) =
 
 const dieAfter = Number(env.DIE_AFTER_SINK_CALLS) || 0
 const holdAt = Number(env.HOLD_SINK_CALL) || 0
+const sinkDelayMs = Number(env.SINK_DELAY_MS) || 0
 const counted = async (events) => {
+  if (sinkDelayMs) await new Promise((resolve) => setTimeout(resolve, sinkDelayMs))
   await sink(events)
   const call = ++sinkCalls
   if (call == holdAt) {
