@@ -16,11 +16,13 @@
 
 /** node-redis 4 or 5's client of one server (`createClient`). */
 export interface NodeRedisClient {
+  /** Sends one raw command, its name and arguments as one array. */
   sendCommand(args: string[]): Promise<unknown>
 }
 
 /** A node's client inside node-redis's cluster client. */
 export interface NodeRedisNodeClient {
+  /** Whether its connection is up: the store refreshes the map of slots from a node that answers. */
   readonly isReady: boolean
 }
 
@@ -29,14 +31,19 @@ export interface NodeRedisNodeClient {
  * routed by a key, and its map of slots, refreshed from a master that still answers.
  */
 export interface NodeRedisClusterClient {
+  /** Sends one raw command to the master of `firstKey`'s slot (`isReadonly` false: never a replica). */
   sendCommand(firstKey: string | undefined, isReadonly: boolean | undefined, args: string[]): Promise<unknown>
+  /** The masters it knows, each with its client once connected. */
   readonly masters: readonly { client?: NodeRedisNodeClient }[]
+  /** Its map of slots, refreshed by asking `startWith` (then its root nodes) which master serves which slot. */
   readonly _slots: { rediscover(startWith: NodeRedisNodeClient): Promise<void> }
 }
 
 /** ioredis's `Redis`, or its `Cluster`, which has `refreshSlotsCache`. */
 export interface IoRedisClient {
+  /** Sends one raw command; a Cluster routes it by the keys the command names. */
   call(command: string, ...args: string[]): Promise<unknown>
+  /** A Cluster's: asks the nodes again which master serves which slot. */
   refreshSlotsCache?(): void
 }
 
