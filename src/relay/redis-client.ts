@@ -16,7 +16,10 @@
 
 /** node-redis 4 or 5's client of one server (`createClient`). */
 export interface NodeRedisClient {
-  /** Sends one raw command, its name and arguments as one array. */
+  /**
+   * Sends one raw command.
+   * @param args - The command's name and its arguments, as one array.
+   */
   sendCommand(args: string[]): Promise<unknown>
 }
 
@@ -31,7 +34,12 @@ export interface NodeRedisNodeClient {
  * routed by a key, and its map of slots, refreshed from a master that still answers.
  */
 export interface NodeRedisClusterClient {
-  /** Sends one raw command to the master of `firstKey`'s slot (`isReadonly` false: never a replica). */
+  /**
+   * Sends one raw command to the node of `firstKey`'s slot.
+   * @param firstKey - A key the command touches: it names the slot, and so the master.
+   * @param isReadonly - Whether a replica may answer: the store always gives false.
+   * @param args - The command's name and its arguments, as one array.
+   */
   sendCommand(firstKey: string | undefined, isReadonly: boolean | undefined, args: string[]): Promise<unknown>
   /** The masters it knows, each with its client once connected. */
   readonly masters: readonly { client?: NodeRedisNodeClient }[]
@@ -41,7 +49,11 @@ export interface NodeRedisClusterClient {
 
 /** ioredis's `Redis`, or its `Cluster`, which has `refreshSlotsCache`. */
 export interface IoRedisClient {
-  /** Sends one raw command; a Cluster routes it by the keys the command names. */
+  /**
+   * Sends one raw command; a Cluster routes it by the keys the command names.
+   * @param command - The command's name.
+   * @param args - Its arguments.
+   */
   call(command: string, ...args: string[]): Promise<unknown>
   /** A Cluster's: asks the nodes again which master serves which slot. */
   refreshSlotsCache?(): void
