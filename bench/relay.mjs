@@ -4,8 +4,10 @@
 // own: in format 'spec' to the service stand-in (test/support/service-stand-in.ts, one SPEC
 // envelope a request, over HTTP/1.1 as node:http serves it: pipelined requests are read as they
 // come and answered in order), in format 'batch' to a collector of arrays. The service's own
-// CPU per event is printed beside the relay's.
-// `npx rollup -c && node bench/relay.mjs [seconds]`. Not part of npm test.
+// CPU per event is printed beside the relay's. Last, redisStore() on one redis-server against the
+// relay guide's store on a Redis Cluster of six (test/relay/redis-cluster.ts).
+// `npx rollup -c && node bench/relay.mjs [seconds] [cluster]` (`cluster`: that last part only).
+// Not part of npm test.
 //
 // The load comes from other processes' threads (worker_threads), each posting 50-event batches
 // of fresh event ids over keep-alive connections, so the relay's own CPU is what limits it. The
@@ -13,7 +15,7 @@
 // from /proc/<pid>/stat), so it holds whatever else the machine runs; Redis's own CPU is
 // reported beside it. Each store is measured RUNS times, alternating; the median is printed.
 import { spawn } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { createServer as createHttpServer } from 'node:http'
 import { connect, createServer } from 'node:net'
 import { availableParallelism, tmpdir } from 'node:os'
@@ -70,8 +72,12 @@ if (!isMainThread) {
 } else if (process.argv[2] == '--service') {
   await serveForBench(process.argv[3])
 } else if (process.argv[1] == fileURLToPath(import.meta.url)) {
-  printTable(await relayCost(SECONDS))
-  printForwardTable(await forwardCost(SECONDS))
+  // `node bench/relay.mjs 5 cluster`: only the cluster against one Redis.
+  if (!process.argv.includes('cluster')) {
+    printTable(await relayCost(SECONDS))
+    printForwardTable(await forwardCost(SECONDS))
+  }
+  printClusterTable(await clusterCost(SECONDS))
 }
 
 /** CPU seconds a process has used so far (utime + stime of /proc/<pid>/stat). */
@@ -143,18 +149,27 @@ function loadOn(url, tag, until) {
   )
 }
 
-async function measure(store, redis, run, plannedSeconds) {
+/** CPU seconds the processes `pids` have used so far, together. */
+function cpuOf(pids) {
+  return pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0)
+}
+
+/**
+ * One run of the relay with a store: `backend` is none for memoryStore(), else the relay's
+ * environment for its Redis (REDIS_URL, or REDIS_CLUSTER_NODES) and the processes whose CPU is Redis's.
+ */
+async function measure(store, backend, run, plannedSeconds) {
   const dir = mkdtempSync(join(tmpdir(), 'relay-bench-'))
   const file = join(dir, 'events.ndjson')
-  const relay = await startRelay({ SINK: 'file', SINK_FILE: file, ...(store == 'redis' ? { REDIS_URL: redis.url } : {}) })
+  const relay = await startRelay({ SINK: 'file', SINK_FILE: file, ...(backend ? backend.env : {}) })
   const load = (tag, until) => loadOn(relay.url, tag, until)
   // A second of warm-up (JIT, connections), then the measured window.
   const warm = await load(`r${run}w`, Date.now() + 1000)
-  const before = { relay: cpuSeconds(relay.child.pid), redis: redis && cpuSeconds(redis.child.pid), at: performance.now() }
+  const before = { relay: cpuSeconds(relay.child.pid), redis: backend ? cpuOf(backend.pids) : 0, at: performance.now() }
   const results = await load(`r${run}m`, Date.now() + plannedSeconds * 1000)
   const seconds = (performance.now() - before.at) / 1000
   const relayCpu = cpuSeconds(relay.child.pid) - before.relay
-  const redisCpu = redis && store == 'redis' ? cpuSeconds(redis.child.pid) - before.redis : 0
+  const redisCpu = backend ? cpuOf(backend.pids) - before.redis : 0
   const events = results.reduce((sum, result) => sum + result.events, 0)
   const failed = results.reduce((sum, result) => sum + result.failed, 0)
   relay.child.kill()
@@ -173,16 +188,21 @@ async function measure(store, redis, run, plannedSeconds) {
 export async function relayCost(seconds = SECONDS) {
   if (!existsSync(new URL('../dist/relay.mjs', import.meta.url))) throw new Error('dist/relay.mjs is missing: run `npx rollup -c` first')
   const redis = await startRedis()
+  const backends = { memory: null, redis: { env: { REDIS_URL: redis.url }, pids: [redis.child.pid] } }
   const runs = { memory: [], redis: [] }
   try {
-    for (let run = 0; run < RUNS; run++) for (const store of ['memory', 'redis']) runs[store].push(await measure(store, redis, run, seconds))
+    for (let run = 0; run < RUNS; run++) for (const store of ['memory', 'redis']) runs[store].push(await measure(store, backends[store], run, seconds))
   } finally {
     redis.child.kill()
   }
+  return { seconds, summary: summarize(runs), runs }
+}
+
+/** The medians of each store's runs. */
+function summarize(runs) {
   const median = (values) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)]
   const summary = {}
-  for (const store of ['memory', 'redis']) {
-    const list = runs[store]
+  for (const [store, list] of Object.entries(runs)) {
     if (list.some((result) => result.failed)) throw new Error(store + ': some batches were not answered 200 with all 50 events accepted')
     summary[store] = {
       eventsPerSecond: Math.round(median(list.map((result) => result.perSecond))),
@@ -192,7 +212,60 @@ export async function relayCost(seconds = SECONDS) {
       eventsPerCoreSecondWithRedis: Math.round(median(list.map((result) => result.events / (result.relayCpu + result.redisCpu))))
     }
   }
-  return { seconds, summary, runs }
+  return summary
+}
+
+/**
+ * The relay's store on one Redis against the relay guide's store on Redis Cluster
+ * (test/relay/recipes/cluster-store.mjs: node-redis 5, 16 slots) on six redis-server processes
+ * of test/relay/redis-cluster.ts, RUNS times alternating, for `seconds` each; resolves the medians
+ * and the runs. Redis's CPU on the cluster is all six nodes': replicas copy every write.
+ */
+export async function clusterCost(seconds = SECONDS) {
+  if (!existsSync(new URL('../dist/relay.mjs', import.meta.url))) throw new Error('dist/relay.mjs is missing: run `npx rollup -c` first')
+  const out = fileURLToPath(new URL('out/', import.meta.url))
+  mkdirSync(out, { recursive: true })
+  // In bench/out/, so that what it imports (redis, for the single server's helpers) resolves from the repository's node_modules.
+  const { startCluster } = await import(await bundleTs('../test/relay/redis-cluster.ts', out, 'redis-cluster.mjs'))
+  const redis = await startRedis()
+  const cluster = await startCluster()
+  const backends = {
+    redis: { env: { REDIS_URL: redis.url }, pids: [redis.child.pid] },
+    cluster: { env: { REDIS_CLUSTER_NODES: cluster.rootNodes.map((node) => node.url).join(',') }, pids: cluster.nodes.map((node) => node.pid()) }
+  }
+  const runs = { redis: [], cluster: [] }
+  try {
+    for (let run = 0; run < RUNS; run++) {
+      for (const store of ['redis', 'cluster']) {
+        runs[store].push(await measure(store, backends[store], run, seconds))
+        // Each run from an empty store, as the single Redis's runs start from fresh ids.
+        if (store == 'cluster') for (const master of await cluster.masters()) await cluster.command(master.port, 'FLUSHALL')
+      }
+    }
+  } finally {
+    redis.child.kill()
+    await cluster.close()
+  }
+  return { seconds, summary: summarize(runs), runs }
+}
+
+/** Prints what clusterCost measured. */
+function printClusterTable({ seconds, summary, runs }) {
+  console.log(
+    `\nredisStore on one redis-server against Redis Cluster (3 masters, 3 replicas, shards: 16), node-redis 5; ${THREADS} load threads × ${CONNECTIONS_PER_THREAD} keep-alive connections, ${BATCH}-event batches; median of ${RUNS} runs of ${seconds} s\n`
+  )
+  console.log(
+    '| Redis | events/s (wall) | events per relay CPU-second | relay CPU (cores) | redis-server CPU (cores, all nodes) | events per CPU-second, relay + Redis |\n|---|---|---|---|---|---|'
+  )
+  for (const store of ['redis', 'cluster']) {
+    const { eventsPerSecond, eventsPerCoreSecond, relayCores, redisCores, eventsPerCoreSecondWithRedis } = summary[store]
+    const name = store == 'redis' ? 'one redis-server' : 'Redis Cluster, 6 nodes'
+    console.log(`| ${name} | ${eventsPerSecond} | ${eventsPerCoreSecond} | ${relayCores} | ${redisCores} | ${eventsPerCoreSecondWithRedis} |`)
+  }
+  const cost = summary.redis.eventsPerCoreSecond / summary.cluster.eventsPerCoreSecond
+  const withRedis = summary.redis.eventsPerCoreSecondWithRedis / summary.cluster.eventsPerCoreSecondWithRedis
+  console.log(`\nRedis Cluster: ${cost.toFixed(2)}× the relay's CPU per event of one Redis, ${withRedis.toFixed(2)}× counting Redis's CPU too.`)
+  if (process.argv.includes('--json')) console.log(JSON.stringify({ date: new Date().toISOString(), node: process.version, summary, runs }))
 }
 
 /** Prints what relayCost measured, with the command and the date. */
@@ -246,14 +319,15 @@ async function serveForBench(format) {
   process.on('message', () => process.send({ stored, refused }))
 }
 
-/** test/support/service-stand-in.ts and what it imports, compiled into one ES module in `dir`. */
-async function bundleStandIn(dir) {
+/** A TypeScript file of the repository (`source`, relative to bench/) and what it imports of ours, compiled into one ES module `dir`/`name`. */
+async function bundleTs(source, dir, name) {
   const { rollup } = await import('rollup')
   const ts = (await import('typescript')).default
   const compilerOptions = { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 }
   const bundle = await rollup({
-    input: fileURLToPath(new URL('../test/support/service-stand-in.ts', import.meta.url)),
-    external: (id) => id.startsWith('node:'),
+    input: fileURLToPath(new URL(source, import.meta.url)),
+    // Node's modules and packages stay imports; our files are bundled.
+    external: (id) => !id.startsWith('.') && !id.startsWith('/'),
     plugins: [
       {
         name: 'typescript',
@@ -263,7 +337,7 @@ async function bundleStandIn(dir) {
       }
     ]
   })
-  const file = join(dir, 'service-stand-in.mjs')
+  const file = join(dir, name)
   await bundle.write({ file, format: 'es' })
   await bundle.close()
   return file
@@ -335,7 +409,7 @@ export async function forwardCost(seconds = SECONDS) {
   const dir = mkdtempSync(join(tmpdir(), 'relay-forward-bench-'))
   const runs = { spec: [], batch: [] }
   try {
-    const standInFile = await bundleStandIn(dir)
+    const standInFile = await bundleTs('../test/support/service-stand-in.ts', dir, 'service-stand-in.mjs')
     for (let run = 0; run < RUNS; run++) for (const format of ['spec', 'batch']) runs[format].push(await measureForward(format, standInFile, run, seconds))
   } finally {
     rmSync(dir, { recursive: true, force: true })

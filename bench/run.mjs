@@ -5,7 +5,7 @@ import { flushCost } from './flush.mjs'
 import { loadCost, OURS_IN_MEMORY } from './load.mjs'
 import { loadTrace } from './load-trace.mjs'
 import { loadTraceTable } from './load-trace-table.mjs'
-import { forwardCost, relayCost } from './relay.mjs'
+import { clusterCost, forwardCost, relayCost } from './relay.mjs'
 import { breakdown, bundleAll, LIBRARIES, shipped } from './sizes.mjs'
 import { wireCost } from './wire.mjs'
 
@@ -27,6 +27,7 @@ const loadTraced = await loadTrace()
 const wire = await wireCost()
 const relay = await relayCost()
 const forward = await forwardCost()
+const onCluster = await clusterCost()
 
 const rows = []
 const row = (measure, value, comparison = '') => rows.push({ measure, value, comparison })
@@ -109,6 +110,13 @@ row(
   spec.eventsPerCoreSecond + '',
   `${ratio(batch.eventsPerCoreSecond, spec.eventsPerCoreSecond)}× fewer than format 'batch' (${batch.eventsPerCoreSecond}); ${spec.eventsPerSecond} events/s on the wall clock; the stand-in took ${spec.serviceEventsPerCoreSecond} events per CPU-second of its own`
 )
+// The relay's store on Redis Cluster (bench/relay.mjs): six nodes, shards: 16, against one redis-server, in alternating runs.
+const { redis: single, cluster } = onCluster.summary
+row(
+  'relay, redisStore(node-redis 5) on Redis Cluster (3 masters, 3 replicas, shards: 16): events per second per core',
+  cluster.eventsPerCoreSecond + '',
+  `${ratio(single.eventsPerCoreSecond, cluster.eventsPerCoreSecond)}× the relay's CPU per event of one redis-server (${single.eventsPerCoreSecond} in the same runs); ${cluster.eventsPerCoreSecondWithRedis} per core counting the six nodes' CPU too, against ${single.eventsPerCoreSecondWithRedis}`
+)
 
 const results = {
   date: new Date().toISOString().slice(0, 10),
@@ -126,7 +134,8 @@ const results = {
     loadTraced,
     wire,
     relay: relay.summary,
-    relayForward: forward.summary
+    relayForward: forward.summary,
+    relayCluster: onCluster.summary
   }
 }
 writeFileSync(new URL('results.json', import.meta.url), JSON.stringify(results, null, 2) + '\n')

@@ -14,7 +14,10 @@ import type { User } from '../shared/types'
 export interface CartTarget {
   /** The shopper's uid and sid, as the tracker reads them now. */
   readonly user: User
-  /** Plugs in the writer's add-on, which hears every view and consent; returns its removal. */
+  /**
+   * Plugs in the writer's add-on, which hears every view and consent; returns its removal.
+   * @param addon - The cart writer's add-on.
+   */
   use(addon: Addon): () => void
 }
 
@@ -39,6 +42,8 @@ export const CART_ATTRIBUTES = { uid: '_df_uid', sid: '_df_sid' } as const
  * a later view-page of the page when the ids changed, and written (POST cart/update.js) only
  * when the cart holds others: a new cart after an order, a new session. Nothing is read or
  * written while the shopper's consent is not granted. Returns the function that removes it.
+ * @param tracker - The tracker, or the script tag's `discoveryFeedback.tracker`.
+ * @param options - Where the storefront's Cart API lives, and where faults go.
  */
 export function shopifyCartIds(tracker: CartTarget, options: ShopifyCartOptions = {}): () => void {
   const given = (window as ShopifyWindow).Shopify?.routes?.root

@@ -97,7 +97,8 @@ export async function claimEvents(store: DeliveryStore, events: RelayEvent[], se
   const { ids, duplicates, unnamed } = namedEvents(events, ownerOfEvent, server)
   const named = [...ids.keys()]
   const pending = pendingOrders(named, ids)
-  const states = await store.claim([...named.map((event) => ids.get(event)!.claim), ...pending.keys], token, claimMs)
+  const asked = [...named.map((event) => ids.get(event)!.claim), ...pending.keys]
+  const states = await store.claim(asked, token, claimMs)
   const waiting = pending.waitingOf(states, server)
   let fresh = named.filter((event, index) => states[index] == 'new' && !waiting.has(event))
   const seen = new Set(named.filter((event, index) => states[index] == 'delivered' && !waiting.has(event)))
@@ -105,7 +106,12 @@ export async function claimEvents(store: DeliveryStore, events: RelayEvent[], se
   // Each purchase against what is known of its order: the fresh ones, and a page's whose
   // shopper's claim was delivered (by the server sender, or a reload).
   const purchases = named.filter((event) => ids.get(event)!.order && (fresh.includes(event) || (!server && seen.has(event))))
-  const judged = await judgePurchases(store, purchases, seen, ids, server, ownerOfEvent)
+  // The store failing here (a cluster slot without a master) answers the request 503: what it
+  // claimed is let go now, so that the resend need not wait out the claims.
+  const judged = await judgePurchases(store, purchases, seen, ids, server, ownerOfEvent).catch(async (error) => {
+    await store.release(asked, token).catch(() => {})
+    throw error
+  })
   const repeated = fresh.filter((event) => judged.get(event)?.repeats)
   for (const [event, judgement] of judged) if (judgement.conflict) event.order_conflict = true
   duplicates.push(...repeated)

@@ -60,7 +60,7 @@ export function createRelay(options: RelayOptions): Relay {
   const missingOf = unconfirmedAnswer(store, keys)
   const limiter = rateLimiter(store, options.rateLimit, keys.length, tell)
   const admit = admission({ maxBodyBytes, bodyTimeoutMs, limiter })
-  const deliver = sinkDelivery(sink, metrics, report)
+  const deliver = sinkDelivery(sink, metrics, report, claimMs)
 
   async function handleBatch(request: Request, info: RequestInfo | undefined, headers: Record<string, string>): Promise<Response> {
     const sender = fromServer(request)

@@ -1,4 +1,6 @@
 import { fnv1a32 } from './dedupe'
+import { commandSender, routeOf, type RedisClient } from './redis-client'
+import { writeWithRetries } from './store-retries'
 import type { ClaimState, DeliveryStore } from './types'
 
 /*
@@ -53,12 +55,6 @@ redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', tostring(now))
 redis.call('PEXPIRE', KEYS[1], math.ceil(burst / per_ms) + 1000)
 return wait`
 
-/**
- * A client of the shop's own: node-redis v4 or v5 (`sendCommand`) or ioredis (`call`). The relay
- * depends on neither; it sends raw commands through whichever the client has.
- */
-export type RedisClient = { sendCommand(args: string[]): Promise<unknown> } | { call(command: string, ...args: string[]): Promise<unknown> }
-
 /** The options of `redisStore()`. */
 export interface RedisStoreOptions {
   /** Prefix of every key. Default 'df:'. */
@@ -74,64 +70,44 @@ export interface RedisStoreOptions {
   timeoutMs?: number
   /**
    * Slots the ids spread over: 1 (default) keeps every id in one slot, one script per batch; on
-   * Redis Cluster, 16 or more spread the ids over as many slots (and so nodes), a script per
-   * slot a batch touches.
+   * Redis Cluster, 16 or more spread the ids over as many slots (and so masters), a script per
+   * slot a batch touches. 16 fall on each of three masters as `redis-cli --cluster create` splits
+   * the slots (7, 4 and 5 of them); more masters want more: four times their number or so.
    */
   shards?: number
 }
 
+/** A script's SHA1 in hex, as EVALSHA names it. */
+async function sha1Of(source: string): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest('SHA-1', new TextEncoder().encode(source)))
+  return [...digest].map((byte) => byte.toString(16).padStart(2, '0')).join('')
+}
+
 /**
- * The relay's delivery store in Redis, shared by every instance of a relay that runs in several
- * processes: which event ids reached the sink, and the rate limit's buckets.
- * @param client - A connected node-redis or ioredis client of the shop's own.
- * @param options - The keys' prefix, how long ids are remembered, the command timeout, and the shards.
+ * The store's scripts run on the keys of a batch's ids, a call per slot they fall in: `shardOf`
+ * tells an id's slot apart, `keyOf` its key.
  */
-export function redisStore(client: RedisClient, options: RedisStoreOptions = {}): DeliveryStore {
-  const { prefix = 'df:', keepDays = 7, timeoutMs = 2000, shards = 1 } = options
-  // ioredis has call(); node-redis has no call() but sendCommand(array). ioredis's own
-  // sendCommand takes a Command object, so call() is looked for first.
-  const send = (args: string[]): Promise<unknown> =>
-    'call' in client && typeof client.call == 'function'
-      ? client.call(args[0], ...args.slice(1))
-      : (client as { sendCommand(args: string[]): Promise<unknown> }).sendCommand(args)
-  const command = (args: string[]) =>
-    new Promise<unknown>((resolve, reject) => {
-      const timer = setTimeout(
-        () => reject(new Error('discovery-feedback: relay: Redis did not answer ' + args[0] + ' within ' + timeoutMs + ' ms')),
-        timeoutMs
-      )
-      send(args).then(
-        (value) => {
-          clearTimeout(timer)
-          resolve(value)
-        },
-        (error) => {
-          clearTimeout(timer)
-          reject(error)
-        }
-      )
-    })
-  // Each script's SHA1 once Redis has it (SCRIPT LOAD): EVALSHA sends 40 characters where EVAL
-  // sends the whole script, on every request.
-  const loaded = new Map<string, Promise<unknown>>()
-  /** Runs a script by its SHA1, loading it first; a Redis that lost it (a restart, a failover) gets it whole again. */
+function slotScripts(command: ReturnType<typeof commandSender>, shardOf: (id: string) => string, keyOf: (id: string) => string) {
+  // EVALSHA sends 40 characters where EVAL sends the whole script, on every request. The SHA1 is
+  // the store's own, not SCRIPT LOAD's answer: on a cluster each master has a script cache of its
+  // own, and a replica that took over may have none.
+  const hashes = new Map<string, Promise<string>>()
+  /** Runs a script on `keys`, all of one slot, by its SHA1; a node that lacks it (NOSCRIPT) gets it whole, and keeps it from then on. */
   async function evaluate(source: string, keys: string[], args: string[]): Promise<unknown> {
-    if (!loaded.has(source)) loaded.set(source, command(['SCRIPT', 'LOAD', source]))
+    if (!hashes.has(source)) hashes.set(source, sha1Of(source))
     try {
-      return await command(['EVALSHA', String(await loaded.get(source)), String(keys.length), ...keys, ...args])
+      return await command(keys[0], ['EVALSHA', await hashes.get(source)!, String(keys.length), ...keys, ...args])
     } catch (error) {
-      loaded.delete(source)
       if (!/NOSCRIPT/.test(String(error))) throw error
-      return command(['EVAL', source, String(keys.length), ...keys, ...args])
+      return command(keys[0], ['EVAL', source, String(keys.length), ...keys, ...args])
     }
   }
-  const shardOf = (id: string) => (shards > 1 ? String(fnv1a32(id) % shards) : '')
-  const keyOf = (id: string) => prefix + '{df' + shardOf(id) + '}:' + id
   /**
-   * Runs `source` on the keys of `ids`, a call per slot they fall in, with `args` and, per key,
-   * its entry of `perKey`; resolves each id's result in the order of `ids`.
+   * Runs `source` on the keys of `ids` with `args` and, per key, its entry of `perKey`. Resolves
+   * each id's result in the order of `ids` (undefined where its slot's call failed) and the first
+   * failure, once every call has settled.
    */
-  async function script(source: string, ids: string[], args: string[], perKey: string[] = []): Promise<unknown[]> {
+  async function settled(source: string, ids: string[], args: string[], perKey: string[] = []) {
     const groups = new Map<string, number[]>()
     ids.forEach((id, index) => {
       const shard = shardOf(id)
@@ -140,15 +116,43 @@ export function redisStore(client: RedisClient, options: RedisStoreOptions = {})
       else groups.set(shard, [index])
     })
     const results: unknown[] = []
+    let failure: { error: unknown } | undefined
     await Promise.all(
       [...groups.values()].map(async (indexes) => {
         const keys = indexes.map((index) => keyOf(ids[index]))
-        const answer = await evaluate(source, keys, [...args, ...(perKey.length ? indexes.map((index) => perKey[index]) : [])])
-        indexes.forEach((index, position) => (results[index] = Array.isArray(answer) ? answer[position] : answer))
+        try {
+          const answer = await evaluate(source, keys, [...args, ...(perKey.length ? indexes.map((index) => perKey[index]) : [])])
+          indexes.forEach((index, position) => (results[index] = Array.isArray(answer) ? answer[position] : answer))
+        } catch (error) {
+          failure ||= { error }
+        }
       })
     )
+    return { results, failure }
+  }
+  /** Runs `source` as settled() does, and rejects with the first failure. */
+  async function everywhere(source: string, ids: string[], args: string[], perKey: string[] = []): Promise<unknown[]> {
+    const { results, failure } = await settled(source, ids, args, perKey)
+    if (failure) throw failure.error
     return results
   }
+  return { evaluate, settled, everywhere }
+}
+
+/**
+ * The relay's delivery store in Redis or Redis Cluster, shared by every instance of a relay that
+ * runs in several processes: which event ids reached the sink, and the rate limit's buckets. A
+ * client it cannot use is refused here, with a TypeError that says why. docs/guide/relay.md,
+ * "Sinks and stores" and "Scaling out", says what it keeps and what a failover costs.
+ * @param client - A connected client of the shop's own: node-redis 4 or 5's createClient, node-redis 5's createCluster, ioredis's Redis or Cluster.
+ * @param options - The keys' prefix, how long ids are remembered, the command timeout, and the shards.
+ */
+export function redisStore(client: RedisClient, options: RedisStoreOptions = {}): DeliveryStore {
+  const { prefix = 'df:', keepDays = 7, timeoutMs = 2000, shards = 1 } = options
+  const command = commandSender(routeOf(client), timeoutMs)
+  const shardOf = (id: string) => (shards > 1 ? String(fnv1a32(id) % shards) : '')
+  const keyOf = (id: string) => prefix + '{df' + shardOf(id) + '}:' + id
+  const { evaluate, settled, everywhere } = slotScripts(command, shardOf, keyOf)
   // PX takes whole milliseconds: 1.1 days is 95040000.00000001 ms in floating point, which Redis
   // refuses ("value is not an integer"), and every batch would fail.
   const milliseconds = (value: number) => String(Math.max(1, Math.round(value)))
@@ -157,11 +161,31 @@ export function redisStore(client: RedisClient, options: RedisStoreOptions = {})
   return {
     async claim(ids, token, ttlMs) {
       if (!ids.length) return []
-      return (await script(CLAIM, ids, [token, milliseconds(ttlMs)])) as ClaimState[]
+      const { results, failure } = await settled(CLAIM, ids, [token, milliseconds(ttlMs)])
+      if (failure) {
+        // A slot without a master (a crash, before its replica takes over): the request is
+        // answered 503 and comes again, so what it claimed is let go now, rather than holding
+        // those events from every resend for the claim's whole time. In every slot: a claim cut
+        // off by the crash may have run, and reached the replica (store-retries.ts).
+        await writeWithRetries(
+          () => everywhere(RELEASE, ids, [token]),
+          ttlMs,
+          () => {}
+        )
+        throw failure.error
+      }
+      // An id held by this very request: a client that sends a command again after its
+      // connection closed (ioredis does, after retryDelayOnFailover) reran a claim that had run
+      // on a master before it crashed, and reached its replica. The request is answered 503 for
+      // its held ids; freed, they are the resend's, not the claim's for 30 s. Another request's
+      // claims are not this token's, and stay.
+      const held = ids.filter((_, index) => results[index] == 'claimed')
+      if (held.length) await everywhere(RELEASE, held, [token]).catch(() => {})
+      return results as ClaimState[]
     },
     async delivered(ids, _token, owners = []) {
       if (ids.length)
-        await script(
+        await everywhere(
           DELIVERED,
           ids,
           [keepMs],
@@ -169,12 +193,12 @@ export function redisStore(client: RedisClient, options: RedisStoreOptions = {})
         )
     },
     async release(ids, token) {
-      if (ids.length) await script(RELEASE, ids, [token])
+      if (ids.length) await everywhere(RELEASE, ids, [token])
     },
     async lookup(ids) {
       if (!ids.length) return []
       // One GET each, not one MGET: on a cluster the ids may lie in several slots.
-      const values = (await Promise.all(ids.map((id) => command(['GET', keyOf(id)])))) as (string | null)[]
+      const values = (await Promise.all(ids.map((id) => command(keyOf(id), ['GET', keyOf(id)])))) as (string | null)[]
       // "d" alone: delivered before owners were kept.
       return values.map((value) => (value == 'd' ? '' : value?.startsWith('d:') ? value.slice(2) : null))
     },

@@ -4,6 +4,7 @@ import { NO_ADDRESS } from './rate-limit'
 import { CLAIMED_RETRY_SECONDS, failure, json } from './responses'
 import { SinkRefusal, type RefusedEvent } from './sink-refusal'
 import { SinkUnavailable } from './sink-unavailable'
+import { writeWithRetries } from './store-retries'
 import type { RelayEvent, Sink } from './types'
 
 /** Of `fresh`, those `named` (a sink's report): known by their object, or by their event id where a sink reports copies. */
@@ -22,9 +23,10 @@ const shareOf = (client: string | undefined, fresh: RelayEvent[]) => (client == 
 
 /**
  * Makes the function that hands a request's fresh events to `sink`, timed into `metrics`; the
- * sink's failures reach `report` (the relay's onError).
+ * sink's failures reach `report` (the relay's onError). What it writes to the store afterwards
+ * is tried again for up to `claimMs` while the store fails (store-retries.ts).
  */
-export function sinkDelivery(sink: Sink, metrics: Metrics, report: (error: unknown) => void) {
+export function sinkDelivery(sink: Sink, metrics: Metrics, report: (error: unknown) => void, claimMs: number) {
   /** After a SinkRefusal: the refused events let go, the rest delivered; resolves the refused ones, as the request's events, with their errors. */
   async function refusedOf(claims: Claims, refusal: SinkRefusal): Promise<RefusedEvent[]> {
     const refused: RefusedEvent[] = []
@@ -33,8 +35,8 @@ export function sinkDelivery(sink: Sink, metrics: Metrics, report: (error: unkno
       if (found) refused.push({ event, error: found.error })
     }
     const isRefused = new Set(refused.map(({ event }) => event))
-    await claims.delivered(claims.fresh.filter((event) => !isRefused.has(event))).catch(report)
-    await claims.release([...isRefused]).catch(report)
+    await writeWithRetries(() => claims.delivered(claims.fresh.filter((event) => !isRefused.has(event))), claimMs, report)
+    await writeWithRetries(() => claims.release([...isRefused]), claimMs, report)
     return refused
   }
 
@@ -58,16 +60,16 @@ export function sinkDelivery(sink: Sink, metrics: Metrics, report: (error: unkno
       timer(false)
       metrics.unavailable('sink')
       const got = namedIn(fresh, error instanceof SinkUnavailable ? error.delivered : [])
-      await claims.delivered(fresh.filter(got)).catch(report)
-      await claims.release(fresh.filter((event) => !got(event))).catch(report)
+      await writeWithRetries(() => claims.delivered(fresh.filter(got)), claimMs, report)
+      await writeWithRetries(() => claims.release(fresh.filter((event) => !got(event))), claimMs, report)
       report(error)
       const wait = error instanceof SinkUnavailable ? Math.ceil(error.retryAfterMs / 1000) : CLAIMED_RETRY_SECONDS
       return json(503, failure('the sink is unavailable'), { ...headers, 'retry-after': String(Math.max(1, wait)) })
     }
     // Delivered: the sink has them, whatever the store says next. A store that fails here is
-    // a window docs/guide/relay.md names ("What each failure costs"): the ids are not marked, and
-    // a resend would reach the sink again.
-    await claims.delivered(fresh).catch(report)
+    // a window docs/guide/relay.md names ("What each failure costs"): until the mark is written,
+    // a resend is held by the claims, and reaches the sink again once they lapse.
+    await writeWithRetries(() => claims.delivered(fresh), claimMs, report)
     return []
   }
 }

@@ -15,11 +15,15 @@ export interface RefusedEvent {
  * resend could only be refused again. The rest counts as taken.
  */
 export class SinkRefusal extends Error {
-  constructor(
-    /** The refused events, each with the destination's reason. */
-    readonly refused: RefusedEvent[]
-  ) {
+  /** The refused events, each with the destination's reason. */
+  readonly refused: RefusedEvent[]
+
+  /**
+   * @param refused - The refused events, each with the destination's reason.
+   */
+  constructor(refused: RefusedEvent[]) {
     super(refused[0]?.error || 'the sink refused events')
     this.name = 'SinkRefusal'
+    this.refused = refused
   }
 }

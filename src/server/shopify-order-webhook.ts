@@ -14,6 +14,7 @@ const PURCHASE_TOPICS = ['orders/create', 'orders/paid']
  * nothing is sent; another topic is answered 200 with nothing sent; a body that is no order 400,
  * naming the field; a purchase the collector did not take in time 503, so that Shopify sends
  * the order again (docs/guide/order-webhooks.md).
+ * @param options - The webhook's signing secret, the server tracker that sends the purchase, and the topics taken.
  */
 export function shopifyOrderWebhook(options: ShopifyOrderWebhookOptions): OrderWebhook {
   const { secret, tracker, topics = PURCHASE_TOPICS, timeout = 4000 } = options

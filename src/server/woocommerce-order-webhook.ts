@@ -22,6 +22,7 @@ const PING = /^webhook_id=\d+$/
  * 200 with nothing sent; a body that is no order 400, naming the field; a purchase the collector
  * did not take in time 503 (docs/guide/order-webhooks.md: WooCommerce does not send a failed
  * delivery again, but each later change of the order brings it).
+ * @param options - The webhook's secret, the server tracker that sends the purchase, and which order id the shop's pages report.
  */
 export function wooCommerceOrderWebhook(options: WooCommerceOrderWebhookOptions): OrderWebhook {
   const { secret, tracker, orderId = 'number', timeout = 30000 } = options

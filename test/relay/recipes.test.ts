@@ -380,16 +380,22 @@ describe('Next.js App Router route handler', () => {
 })
 
 describe('the relay guide (docs/guide/relay.md)', () => {
-  it.each(['node.mjs', 'express.mjs', 'hono.mjs', 'app/df/relay.js', 'app/df/events/route.js', 'app/metrics/route.js'])(
-    'shows the recipe %s as it is tested',
-    (file) => {
-      const recipe = readFileSync(fileURLToPath(new URL('./recipes/' + file, import.meta.url)), 'utf8')
-        .split('\n')
-        // The ESLint line of the Next.js file is this repository's, not the recipe's.
-        .filter((line) => !line.startsWith('/* global'))
-        .join('\n')
-        .trim()
-      expect(readFileSync('docs/guide/relay.md', 'utf8')).toContain('```javascript\n' + recipe + '\n```')
-    }
-  )
+  it.each([
+    'node.mjs',
+    'express.mjs',
+    'hono.mjs',
+    'app/df/relay.js',
+    'app/df/events/route.js',
+    'app/metrics/route.js',
+    'cluster-store.mjs',
+    'cluster-store-ioredis.mjs'
+  ])('shows the recipe %s as it is tested', (file) => {
+    const recipe = readFileSync(fileURLToPath(new URL('./recipes/' + file, import.meta.url)), 'utf8')
+      .split('\n')
+      // The ESLint line of the Next.js file is this repository's, not the recipe's.
+      .filter((line) => !line.startsWith('/* global'))
+      .join('\n')
+      .trim()
+    expect(readFileSync('docs/guide/relay.md', 'utf8')).toContain('```javascript\n' + recipe + '\n```')
+  })
 })

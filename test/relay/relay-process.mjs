@@ -5,6 +5,10 @@
 //   REDIS_URL     redisStore over a node-redis 5 client made as the docs make one (offline
 //                 queue and reconnection on); without it, memoryStore()
 //   STORE_TIMEOUT_MS  redisStore's timeoutMs
+//   REDIS_CLUSTER_NODES  the relay guide's store on Redis Cluster (recipes/cluster-store.mjs, node-redis
+//                 5), or with REDIS_CLIENT=ioredis its ioredis version (recipes/cluster-store-ioredis.mjs)
+//   SERVER_SECRETS  the relay's serverSecrets, comma-separated
+//   LOG_ERRORS    prints what reaches onError on stderr, one line each
 //   SINK          'append' (default): each batch appended to SINK_FILE as NDJSON with
 //                 fs.appendFileSync, so a batch is on disk once the sink resolves;
 //                 'file': the package's fileSink(SINK_FILE);
@@ -20,6 +24,7 @@
 //                 bucket is paid for and refuses nothing
 //   IP_HEADER     the relay's ipHeader: a test's clients, all on 127.0.0.1, name their address in it
 //   DEAD_LETTER_FILE  the relay's deadLetter, the package's fileSink of that file
+//   SINK_DELAY_MS  the sink waits this long before it writes: requests that come together overlap
 //   DIE_AFTER_SINK_CALLS  dies by SIGKILL right after the sink's Nth call resolved, before the
 //                 store hears of it: the window in which an event can reach the sink twice
 //   HOLD_SINK_CALL  the sink's Nth call writes its batch and then never resolves, and the process
@@ -42,6 +47,9 @@ if (env.REDIS_URL) {
   client.on('error', () => {})
   await client.connect()
   store = redisStore(client, env.STORE_TIMEOUT_MS ? { timeoutMs: Number(env.STORE_TIMEOUT_MS) } : {})
+} else if (env.REDIS_CLUSTER_NODES) {
+  const recipe = env.REDIS_CLIENT == 'ioredis' ? './recipes/cluster-store-ioredis.mjs' : './recipes/cluster-store.mjs'
+  store = (await import(recipe)).store
 }
 
 let sink
@@ -53,7 +61,9 @@ else sink = async (events) => appendFileSync(env.SINK_FILE, events.map((event) =
 
 const dieAfter = Number(env.DIE_AFTER_SINK_CALLS) || 0
 const holdAt = Number(env.HOLD_SINK_CALL) || 0
+const sinkDelayMs = Number(env.SINK_DELAY_MS) || 0
 const counted = async (events) => {
+  if (sinkDelayMs) await new Promise((resolve) => setTimeout(resolve, sinkDelayMs))
   await sink(events)
   const call = ++sinkCalls
   if (call == holdAt) {
@@ -79,7 +89,11 @@ const relay = createRelay({
   rateLimit: rateLimitOf(env.RATE_LIMIT || '1e12,1e12'),
   ipHeader: env.IP_HEADER || undefined,
   deadLetter: env.DEAD_LETTER_FILE ? fileSink(env.DEAD_LETTER_FILE) : undefined,
-  onError: () => errors++
+  serverSecrets: env.SERVER_SECRETS ? env.SERVER_SECRETS.split(',') : undefined,
+  onError: (error) => {
+    errors++
+    if (env.LOG_ERRORS) console.error(new Date().toISOString().slice(11) + ' ' + error.message)
+  }
 })
 const handle = toNodeHandler(relay)
 
