@@ -41,10 +41,14 @@ export interface OrderParty {
 // made (shared/ids.ts: nanoid's alphabet); anything else in the attribute is not ours.
 const STOREFRONT_ID = /^[\w-]{1,32}$/
 
-/** An id of `parts`, at most 32 characters: readable where it fits, else a digest of them. */
-function derivedId(...parts: string[]): string {
-  const id = parts.join('-')
-  return STOREFRONT_ID.test(id) ? id : parts[0] + '-' + fnv1a64(id).toString(36)
+/**
+ * An id made of the order's own ids, keyed with the webhook's secret: the same for every
+ * delivery of the order, and one no page can know. An id read off the order (its number, the
+ * customer's, both counting up) could be guessed, and a page that reported a purchase under it
+ * before the webhook came would pass for the order's shopper.
+ */
+function derivedId(secret: string, platform: string, kind: string, id: string): string {
+  return platform + '-' + kind + '-' + fnv1a64(secret + ' ' + kind + ' ' + id).toString(36)
 }
 
 /**
@@ -52,13 +56,13 @@ function derivedId(...parts: string[]): string {
  * otherwise a uid derived from the customer (the same for all their orders) or, for a guest,
  * from the order, and a sid derived from the order.
  */
-export function orderShopper({ attributes, platform, orderId, customerId, ip, ua }: OrderParty): OrderUser {
+export function orderShopper({ attributes, platform, orderId, customerId, ip, ua }: OrderParty, secret: string): OrderUser {
   const written = (name: string) => {
     const value = attributes.get(name)
     return typeof value == 'string' && STOREFRONT_ID.test(value) ? value : undefined
   }
-  const uid = written(UID_ATTRIBUTE) || (customerId ? derivedId(platform, 'c', customerId) : derivedId(platform, 'o', orderId))
-  const sid = written(SID_ATTRIBUTE) || derivedId(platform, 'o', orderId)
+  const uid = written(UID_ATTRIBUTE) || (customerId ? derivedId(secret, platform, 'c', customerId) : derivedId(secret, platform, 'o', orderId))
+  const sid = written(SID_ATTRIBUTE) || derivedId(secret, platform, 's', orderId)
   const shopper: OrderUser = { uid, sid }
   if (ip) shopper.ip = ip
   if (ua) shopper.ua = ua

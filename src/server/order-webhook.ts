@@ -27,7 +27,7 @@ export interface OrderPlatform {
   /** The topic of a signed request, or why it makes no purchase. */
   topicOf(request: Request): { topic: string } | { ignore: string }
   /** The order's purchase, or why it makes none; throws a FeedbackError naming the field of a body that is no order. */
-  purchaseOf(topic: string, order: Fields): OrderPurchase | { ignore: string }
+  purchaseOf(topic: string, order: Fields, secret: string): OrderPurchase | { ignore: string }
 }
 
 /** What every order webhook is given. */
@@ -75,10 +75,14 @@ export function orderWebhook(platform: OrderPlatform, { secret, tracker, timeout
     if ('ignore' in topic) return nothingToSend(topic.ignore)
     const order = orderOf(topic.topic, body)
     if (order instanceof Response) return order
-    const purchase = platform.purchaseOf(topic.topic, order)
+    const purchase = platform.purchaseOf(topic.topic, order, secret)
     if ('ignore' in purchase) return nothingToSend(purchase.ignore)
     const fate = await deliver(purchase.properties, purchase.shopper, timeout)
     if (fate == 'delivered') return delivered(purchase.properties.order_id)
+    // Too large for any request it stays, however often the platform sends it again: answered
+    // as taken, so that its retries cannot get the webhook switched off (WooCommerce disables one
+    // after five failures in a row); the tracker's onError has reported it.
+    if (fate == 'too_large') return nothingToSend(notDelivered(fate, timeout))
     return failure(503, notDelivered(fate, timeout), { 'retry-after': '60' })
   }
 

@@ -11,7 +11,8 @@ const PURCHASE_TOPICS = ['orders/create', 'orders/paid']
  * Node, Next.js, Hono, workers): each order of `topics` becomes one purchase, sent through the
  * shop's server tracker and answered 200 once the collector took it. The request must carry
  * `X-Shopify-Hmac-Sha256`, base64(HMAC-SHA256(secret, raw body)), or it is answered 401 and
- * nothing is sent; another topic is answered 200 with nothing sent; a body that is no order 400,
+ * nothing is sent; another topic, a test order and a cancelled or voided one are answered 200
+ * with nothing sent; a body that is no order 400,
  * naming the field; a purchase the collector did not take in time 503, so that Shopify sends
  * the order again (docs/guide/order-webhooks.md).
  * @param options - The webhook's signing secret, the server tracker that sends the purchase, and the topics taken.
@@ -30,7 +31,13 @@ export function shopifyOrderWebhook(options: ShopifyOrderWebhookOptions): OrderW
           ? { topic }
           : { ignore: (topic || 'no X-Shopify-Topic') + ' is not a topic that makes a purchase here (' + topics.join(', ') + ')' }
       },
-      purchaseOf: shopifyPurchase
+      purchaseOf(topic, order, secret) {
+        // Orders that are no sale: Shopify's test orders (a test gateway, Bogus), and orders
+        // cancelled or voided before this copy of them was sent.
+        if (order.test === true) return { ignore: 'a test order (test: true) makes no purchase' }
+        if (order.cancelled_at != null || order.financial_status == 'voided') return { ignore: 'a cancelled or voided order makes no purchase' }
+        return shopifyPurchase(topic, order, secret)
+      }
     },
     { secret, tracker, timeout }
   )

@@ -49,22 +49,27 @@ function lineItemsOf(topic: string, order: Fields): LineItem[] {
 }
 
 /** The order's shopper: the storefront's ids from note_attributes, the browser's address and agent. */
-function shopperOf(topic: string, order: Fields, orderId: string) {
-  const attributes = new Map(listOf(topic, 'note_attributes', order.note_attributes).map((attribute) => [String(attribute.name), attribute.value]))
+function shopperOf(topic: string, order: Fields, orderId: string, secret: string) {
+  const attributes = new Map(
+    listOf(topic, 'note_attributes', order.note_attributes).map((attribute) => [typeof attribute.name == 'string' ? attribute.name : '', attribute.value])
+  )
   const customer = objectOf(topic, 'customer', order.customer)
   const client = objectOf(topic, 'client_details', order.client_details)
-  return orderShopper({
-    attributes,
-    platform: 'shopify',
-    orderId,
-    customerId: optionalIdOf(topic, 'customer.id', customer?.id),
-    ip: optionalTextOf(order.browser_ip),
-    ua: optionalTextOf(client?.user_agent)
-  })
+  return orderShopper(
+    {
+      attributes,
+      platform: 'shopify',
+      orderId,
+      customerId: optionalIdOf(topic, 'customer.id', customer?.id),
+      ip: optionalTextOf(order.browser_ip),
+      ua: optionalTextOf(client?.user_agent)
+    },
+    secret
+  )
 }
 
 /** The purchase of a Shopify order; throws a FeedbackError naming the field that keeps it from being one. */
-export function shopifyPurchase(topic: string, order: Fields): OrderPurchase {
+export function shopifyPurchase(topic: string, order: Fields, secret: string): OrderPurchase {
   const orderId = orderIdOf(topic, order)
   const currency = textOf(topic, order.presentment_currency != null ? 'presentment_currency' : 'currency', order.presentment_currency ?? order.currency)
   const revenue = moneyOf(topic, order, 'total_price')
@@ -76,5 +81,5 @@ export function shopifyPurchase(topic: string, order: Fields): OrderPurchase {
   if (tax !== undefined) properties.total_tax = tax
   if (shipping !== undefined) properties.total_shipping = shipping
   if (discount !== undefined) properties.total_discount = discount
-  return { properties, shopper: shopperOf(topic, order, orderId) }
+  return { properties, shopper: shopperOf(topic, order, orderId, secret) }
 }

@@ -41,9 +41,10 @@ export function wooCommerceOrderWebhook(options: WooCommerceOrderWebhookOptions)
           ? { topic }
           : { ignore: (topic || 'no X-WC-Webhook-Topic') + ' is not a topic that makes a purchase (' + ORDER_TOPICS.join(', ') + ')' }
       },
-      purchaseOf(topic, order) {
-        if (!PAID_STATUSES.includes(order.status as string)) return { ignore: 'the order is not paid for yet (status ' + String(order.status) + ')' }
-        return wooCommercePurchase(topic, order, orderId)
+      purchaseOf(topic, order, secret) {
+        if (!PAID_STATUSES.includes(order.status as string))
+          return { ignore: 'the order is not paid for yet (status ' + (typeof order.status == 'string' ? order.status : typeof order.status) + ')' }
+        return wooCommercePurchase(topic, order, orderId, secret)
       }
     },
     { secret, tracker, timeout }

@@ -39,21 +39,24 @@ function lineItemsOf(topic: string, order: Fields): LineItem[] {
 }
 
 /** The order's shopper: the storefront's ids from its meta data (the PHP snippet of the guide), the browser's address and agent. */
-function shopperOf(topic: string, order: Fields, orderId: string) {
-  const attributes = new Map(listOf(topic, 'meta_data', order.meta_data).map((meta) => [String(meta.key), meta.value]))
-  return orderShopper({
-    attributes,
-    platform: 'woo',
-    orderId,
-    // 0 for a guest.
-    customerId: optionalIdOf(topic, 'customer_id', order.customer_id),
-    ip: optionalTextOf(order.customer_ip_address),
-    ua: optionalTextOf(order.customer_user_agent)
-  })
+function shopperOf(topic: string, order: Fields, orderId: string, secret: string) {
+  const attributes = new Map(listOf(topic, 'meta_data', order.meta_data).map((meta) => [typeof meta.key == 'string' ? meta.key : '', meta.value]))
+  return orderShopper(
+    {
+      attributes,
+      platform: 'woo',
+      orderId,
+      // 0 for a guest.
+      customerId: optionalIdOf(topic, 'customer_id', order.customer_id),
+      ip: optionalTextOf(order.customer_ip_address),
+      ua: optionalTextOf(order.customer_user_agent)
+    },
+    secret
+  )
 }
 
 /** The purchase of a WooCommerce order; throws a FeedbackError naming the field that keeps it from being one. */
-export function wooCommercePurchase(topic: string, order: Fields, orderIdField: WooCommerceOrderId): OrderPurchase {
+export function wooCommercePurchase(topic: string, order: Fields, orderIdField: WooCommerceOrderId, secret: string): OrderPurchase {
   const orderId = idOf(topic, orderIdField, order[orderIdField])
   const revenue = optionalAmountOf(topic, 'total', order.total)
   if (revenue === undefined) throw feedbackError(topic, 'total', "is required: it is the purchase's revenue")
@@ -69,5 +72,5 @@ export function wooCommercePurchase(topic: string, order: Fields, orderIdField: 
   if (tax !== undefined) properties.total_tax = tax
   if (shipping !== undefined) properties.total_shipping = shipping
   if (discount !== undefined) properties.total_discount = discount
-  return { properties, shopper: shopperOf(topic, order, orderId) }
+  return { properties, shopper: shopperOf(topic, order, orderId, secret) }
 }

@@ -9,7 +9,7 @@ import { redisStore } from '../../src/relay'
 import { orderEventId } from '../../src/shared/order-event-id'
 import { redisForTestFile } from '../relay/redis-server'
 import { createMapping } from '../../src/shopify/events'
-import { edited, KEY, metric, postPage, postShopify, purchasesOf, SHOPIFY_ORDER, SHOPIFY_SECRET, sign, startShop } from './webhook-support'
+import { edited, KEY, metric, postPage, postShopify, purchasesOf, SHOPIFY_EXAMPLE, SHOPIFY_ORDER, SHOPIFY_SECRET, sign, startShop } from './webhook-support'
 
 const ORDER_ID = '820982911946154508'
 const PRODUCT = '788032119674292922'
@@ -62,6 +62,23 @@ describe('shopifyOrderWebhook', () => {
     expect(shop.recorded.events()).toEqual([])
   })
 
+  it('answers a test order, and a cancelled or voided one, 200, and sends nothing: the documented example is all three', async () => {
+    const shop = await startShop()
+    const voided = edited(SHOPIFY_ORDER, ['"financial_status": "paid"', '"financial_status": "voided"'])
+    const cancelled = edited(SHOPIFY_ORDER, ['"cancelled_at": null', '"cancelled_at": "2021-12-31T19:00:00-05:00"'])
+    expect(await postShopify(shop.shopifyUrl, SHOPIFY_EXAMPLE)).toEqual({
+      status: 200,
+      body: { delivered: false, reason: 'a test order (test: true) makes no purchase' }
+    })
+    for (const body of [voided, cancelled])
+      expect(await postShopify(shop.shopifyUrl, body)).toEqual({
+        status: 200,
+        body: { delivered: false, reason: 'a cancelled or voided order makes no purchase' }
+      })
+    await shop.tracker.flush()
+    expect(shop.recorded.events()).toEqual([])
+  })
+
   it('answers a body that is no order 400, naming what is wrong, and sends nothing', async () => {
     const shop = await startShop()
     const cases: [string, string][] = [
@@ -110,8 +127,11 @@ describe('shopifyOrderWebhook', () => {
       () => {}
     )
     expect(purchase.event_id).toBe(orderEventId(KEY, pixel.order_id))
-    // Without the storefront's ids: a uid from the customer, a sid from the order, within SPEC's 32 characters.
-    expect(purchase.user).toMatchObject({ uid: 'shopify-c-115310627314723954', sid: 'shopify-o-' + ORDER_ID })
+    // Without the storefront's ids: a uid from the customer, a sid from the order, keyed with the
+    // webhook's secret so that no page can name them beforehand, within SPEC's 32 characters.
+    expect(purchase.user.uid).toMatch(/^shopify-c-[0-9a-z]+$/)
+    expect(purchase.user.sid).toMatch(/^shopify-s-[0-9a-z]+$/)
+    expect(purchase.user.uid).not.toContain('115310627314723954')
     expect(purchase.user.uid.length).toBeLessThanOrEqual(32)
   })
 
@@ -135,8 +155,13 @@ describe('shopifyOrderWebhook', () => {
     expect((await postShopify(shop.shopifyUrl, guest, { topic: 'orders/paid' })).status).toBe(200)
     const [purchase, ...more] = purchasesOf(shop.recorded, ORDER_ID)
     expect(more).toEqual([])
-    expect(purchase.user).toMatchObject({ uid: 'shopify-o-' + ORDER_ID, sid: 'shopify-o-' + ORDER_ID })
+    expect(purchase.user.uid).toMatch(/^shopify-o-[0-9a-z]+$/)
+    expect(purchase.user.uid).not.toContain(ORDER_ID)
     expect(purchase.user.uid.length).toBeLessThanOrEqual(32)
+    // The same for every delivery: another handler with the same secret derives it again.
+    const again = await startShop()
+    expect((await postShopify(again.shopifyUrl, guest, { topic: 'orders/paid' })).status).toBe(200)
+    expect(purchasesOf(again.recorded, ORDER_ID)[0].user).toMatchObject({ uid: purchase.user.uid, sid: purchase.user.sid })
   })
 })
 

@@ -17,7 +17,16 @@ export const CHROME = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537
 
 /** A documented example, as the file holds it, byte for byte. */
 export const fixture = (name: string) => readFileSync(new URL('fixtures/' + name, import.meta.url), 'utf8')
-export const SHOPIFY_ORDER = fixture('shopify-orders-create.json')
+/** Shopify's documented orders/create example as it is: a test order, cancelled and voided. */
+export const SHOPIFY_EXAMPLE = fixture('shopify-orders-create.json')
+/**
+ * The same order as a live shop sends it: not a test, not cancelled, paid. Changed as text, so
+ * that every other byte, its 18-digit ids among them, stays the documented example's.
+ */
+export const SHOPIFY_ORDER = SHOPIFY_EXAMPLE.replace('"test": true', '"test": false')
+  .replace('"cancelled_at": "2021-12-31T19:00:00-05:00"', '"cancelled_at": null')
+  .replace('"cancel_reason": "customer"', '"cancel_reason": null')
+  .replace('"financial_status": "voided"', '"financial_status": "paid"')
 export const WOO_ORDER = fixture('woocommerce-order.json')
 
 /** base64(HMAC-SHA256(secret, body)), as Shopify and WooCommerce sign a webhook. */

@@ -98,8 +98,11 @@ describe('wooCommerceOrderWebhook', () => {
       () => {}
     )
     expect(purchase.event_id).toBe(orderEventId(KEY, page.order_id))
-    // A guest's order without the storefront's ids: ids derived from the order.
-    expect(purchase.user).toMatchObject({ uid: 'woo-o-727', sid: 'woo-o-727' })
+    // A guest's order without the storefront's ids: ids derived from the order, keyed with the
+    // webhook's secret, so that no page can report the order under them first.
+    expect(purchase.user.uid).toMatch(/^woo-o-[0-9a-z]+$/)
+    expect(purchase.user.sid).toMatch(/^woo-s-[0-9a-z]+$/)
+    expect(purchase.user.uid).not.toBe('woo-o-727')
   })
 
   it("takes the shopper's uid and sid from the order's meta data, and its ip and user agent", async () => {
