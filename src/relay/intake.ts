@@ -8,6 +8,7 @@
  * Here each becomes SPEC's envelope, for the rules to judge like any other.
  */
 import { parse } from 'qs'
+import { readBodyWithin } from '../shared/read-body'
 import { EVENTS, holdsNumber, LINE_ITEM } from '../shared/rules'
 
 // One request may carry this many envelopes, and so claim this many new ids: the tracker's
@@ -21,47 +22,6 @@ const ENVELOPE_FIELDS = new Set(['event', 'key', 't_client', 'user', 'event_id',
 export type Intake = { envelopes: unknown[]; key: string | null; bytes: number } | { status: number; message: string }
 
 const isObject = (value: unknown): value is Record<string, unknown> => !!value && typeof value == 'object' && !Array.isArray(value)
-
-/**
- * The body as bytes, or why it was not read: longer than `limit` bytes (read as it arrives,
- * never buffered whole beyond it), or not whole within `timeoutMs`, when the rest of it is
- * given up (a sender that trickles its body would hold the relay's memory for as long as it likes).
- */
-async function readLimited(request: Request, limit: number, timeoutMs: number): Promise<Uint8Array | 'too large' | 'too slow'> {
-  if (Number(request.headers.get('content-length')) > limit) return 'too large'
-  if (!request.body) return new Uint8Array(0)
-  const reader = request.body.getReader()
-  let late = false
-  const timer = setTimeout(() => {
-    late = true
-    // The read in progress ends at once, as if the body had.
-    reader.cancel().catch(() => {})
-  }, timeoutMs)
-  const chunks: Uint8Array[] = []
-  let size = 0
-  try {
-    for (;;) {
-      const { done, value } = await reader.read()
-      if (late) return 'too slow'
-      if (done) break
-      size += value.length
-      if (size > limit) {
-        reader.cancel().catch(() => {})
-        return 'too large'
-      }
-      chunks.push(value)
-    }
-  } finally {
-    clearTimeout(timer)
-  }
-  const bytes = new Uint8Array(size)
-  let offset = 0
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset)
-    offset += chunk.length
-  }
-  return bytes
-}
 
 /** A decimal number as a query string writes it, or the text unchanged for the rules to refuse by name. */
 const numberOf = (value: unknown) => (typeof value == 'string' && /^-?\d+(\.\d+)?(e[-+]?\d+)?$/i.test(value) ? Number(value) : value)
@@ -104,9 +64,9 @@ export async function readEnvelopes(request: Request, maxBodyBytes: number, time
     if (!url.searchParams.has('event')) return { status: 400, message: 'a GET request carries its event in the query' }
     return { envelopes: [fromQuery(url.search)], key, bytes: url.search.length }
   }
-  let body: Awaited<ReturnType<typeof readLimited>>
+  let body: Awaited<ReturnType<typeof readBodyWithin>>
   try {
-    body = await readLimited(request, maxBodyBytes, timeoutMs)
+    body = await readBodyWithin(request, maxBodyBytes, timeoutMs)
   } catch {
     // The client went before its body ended: nobody is left to read the answer, and nothing of the relay failed.
     return { status: 400, message: 'the request ended before its body' }

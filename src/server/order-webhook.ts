@@ -1,10 +1,11 @@
 import { isFeedbackError, thrownText } from '../shared/error'
+import { readBodyWithin } from '../shared/read-body'
 import { orderDeliveryOf, type OrderFate } from './order-delivery'
 import { isFields, parseOrderJson, type Fields } from './order-json'
 import type { OrderPurchase } from './order-shopper'
 import type { ServerTracker } from './types'
 import { delivered, failure, nothingToSend } from './webhook-answers'
-import { MAX_WEBHOOK_BYTES, readBody } from './webhook-body'
+import { MAX_WEBHOOK_BYTES, WEBHOOK_BODY_MS } from './webhook-body'
 import { signatureCheck } from './webhook-signature'
 
 /*
@@ -65,8 +66,12 @@ export function orderWebhook(platform: OrderPlatform, { secret, tracker, timeout
 
   async function answer(request: Request): Promise<Response> {
     if (request.method != 'POST') return failure(405, 'an order webhook is a POST', { allow: 'POST' })
-    const body = await readBody(request)
-    if (!body) return failure(413, 'the body is larger than an order webhook may be (' + MAX_WEBHOOK_BYTES + ' bytes)')
+    const body = await readBodyWithin(request, MAX_WEBHOOK_BYTES, WEBHOOK_BODY_MS)
+    // Told apart by type: `==` would turn the bytes into text to compare them.
+    if (typeof body == 'string')
+      return body == 'too large'
+        ? failure(413, 'the body is larger than an order webhook may be (' + MAX_WEBHOOK_BYTES + ' bytes)')
+        : failure(408, 'the body did not arrive within ' + WEBHOOK_BODY_MS / 1000 + ' s')
     const unsigned = platform.unsigned?.(request, body)
     if (unsigned) return unsigned
     if (!(await signed(body, request.headers.get(platform.signatureHeader))))

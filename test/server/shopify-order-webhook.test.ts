@@ -4,6 +4,7 @@
 // what is answered without sending, each order one purchase at the sink with every field, its
 // event id the pixel's, the shopper's ids, and the orders the page and the webhook both report
 // counted once.
+import { request as httpRequest } from 'node:http'
 import { describe, expect, it } from 'vitest'
 import { redisStore } from '../../src/relay'
 import { orderEventId } from '../../src/shared/order-event-id'
@@ -78,6 +79,24 @@ describe('shopifyOrderWebhook', () => {
     await shop.tracker.flush()
     expect(shop.recorded.events()).toEqual([])
   })
+
+  it('gives up a body that trickles: 408 after 10 s, nothing sent', async () => {
+    const shop = await startShop()
+    const started = Date.now()
+    const status = await new Promise<number>((resolve, reject) => {
+      const slow = httpRequest(shop.shopifyUrl, { method: 'POST', headers: { 'content-length': '1000', 'x-shopify-topic': 'orders/create' } }, (answer) => {
+        answer.resume()
+        resolve(answer.statusCode!)
+      })
+      slow.on('error', reject)
+      // A tenth of the body, and never the rest.
+      slow.write('{"id": 1, '.padEnd(100))
+    })
+    expect(status).toBe(408)
+    expect(Date.now() - started).toBeGreaterThanOrEqual(9500)
+    await shop.tracker.flush()
+    expect(shop.recorded.events()).toEqual([])
+  }, 20000)
 
   it('answers a body that is no order 400, naming what is wrong, and sends nothing', async () => {
     const shop = await startShop()
