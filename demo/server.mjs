@@ -4,8 +4,6 @@ import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { buildIfStale } from './build.mjs'
-import { handleDiscovery } from './discovery.mjs'
-import { handleStore } from './store.mjs'
 
 const DEFAULT_DATA = fileURLToPath(new URL('./data/events.ndjson', import.meta.url))
 
@@ -18,6 +16,9 @@ if (command) {
 }
 const { DEMO_KEY, keysFromEnv, startInspect } = await import('../dist/collector.mjs')
 const { identityCookie } = await import('../dist/server.mjs')
+// These read the builds too, so they come after them.
+const { handleDiscovery } = await import('./discovery.mjs')
+const { handleStore } = await import('./store.mjs')
 
 /** Whether `host` is one of this machine's own addresses, which no other machine reaches. */
 const isLoopback = (host) => host == 'localhost' || host == '::1' || /^127\./.test(host)
