@@ -44,10 +44,7 @@ export function createAddons(report: (error: FeedbackError) => void) {
       return dropped ? undefined : { properties }
     },
     /** What became of an event: taken when `error` is undefined. */
-    outcome(event: EventName, properties: unknown, error?: FeedbackError) {
-      const outcome: Outcome = { event, properties, error }
-      each((addon) => addon.outcome?.(outcome))
-    },
+    outcome: (outcome: Outcome) => each((addon) => addon.outcome?.(outcome)),
     view: (url: string | undefined) => each((addon) => addon.view?.(url)),
     consent: (state: Consent) => each((addon) => addon.consent?.(state))
   }

@@ -15,8 +15,8 @@ const WHY: Record<PageDropReason, string> = {
  * Where every fault of a tracker ends: counted, shown in the console for the developer and
  * handed to `onError` for the shop's monitoring. Options that break the tracker (`broken`) are
  * reported at once, or thrown when `strict`. Returns the counts by reason (`dropped`), the
- * drop of events (`drop`, which returns the error it reported), the guard of public methods
- * (`guard`) and the report of any other fault (`report`), for the tracker to hand on.
+ * drop of events (`drop`, which returns the error it reported), a caller's fault (`invalid`),
+ * the guard of public methods (`guard`) and the report of any other fault (`report`), for the tracker to hand on.
  */
 export function createFaults({ onError, strict }: TrackerOptions, broken?: FeedbackError) {
   const dropped: Stats['dropped'] = { invalid: 0, too_large: 0, rejected: 0, overflow: 0, expired: 0 }
@@ -40,6 +40,17 @@ export function createFaults({ onError, strict }: TrackerOptions, broken?: Feedb
   }
 
   /**
+   * A caller's fault: counted as invalid and reported, or thrown when `strict`. An event sent
+   * along with another that fails its rules ends here too (shared/event-path.ts).
+   */
+  const invalid = (caught: unknown) => {
+    const error = asFeedbackError(caught)
+    dropped.invalid++
+    if (strict) throw error
+    report(error)
+  }
+
+  /**
    * Public methods run inside this: nothing a caller's data throws reaches the page, except
    * in strict mode.
    */
@@ -49,10 +60,7 @@ export function createFaults({ onError, strict }: TrackerOptions, broken?: Feedb
       try {
         return method(...args)
       } catch (caught) {
-        const error = asFeedbackError(caught)
-        dropped.invalid++
-        if (strict) throw error
-        report(error)
+        invalid(caught)
       }
     }
 
@@ -60,5 +68,5 @@ export function createFaults({ onError, strict }: TrackerOptions, broken?: Feedb
     if (strict) throw broken
     report(broken)
   }
-  return { dropped, drop, guard, report }
+  return { dropped, drop, invalid, guard, report }
 }

@@ -1,6 +1,7 @@
 import { envelope } from '../shared/envelope'
-import { asFeedbackError, feedbackError } from '../shared/error'
-import { checkUser, expectOneOf, validate } from '../shared/rules'
+import { feedbackError } from '../shared/error'
+import { createEventPath } from '../shared/event-path'
+import { checkUser, expectOneOf } from '../shared/rules'
 import type { EventName, EventProperties, FeedbackError, User } from '../shared/types'
 import { optedOut } from '../shared/privacy-signals'
 import { createAddons } from './addons'
@@ -26,7 +27,7 @@ import type { Addon, Consent, Stats, Tracker, TrackerOptions } from './types'
 export function createTracker(options: TrackerOptions): Tracker {
   const browser = typeof window == 'object'
   const { settings, user, broken } = readOptions(options, browser)
-  const { dropped, drop, guard, report } = createFaults(settings, broken)
+  const { dropped, drop, invalid, guard, report } = createFaults(settings, broken)
   const addons = createAddons(report)
   // Aborted by destroy(): every listener and history patch goes with it.
   const life = new AbortController()
@@ -59,10 +60,28 @@ export function createTracker(options: TrackerOptions): Tracker {
   }
 
   /**
-   * The way of every event, one direction, the steps of shared/event-path.ts that the pixel and
-   * the server sender take: the add-ons, the rules, the events SPEC sends along, then the
-   * outbox (push: consent, the envelope) and the add-ons' word on what became of it. A view-page is completed from the page first: its URL, the last view's URL as
-   * `ref`, the viewport. Throws a FeedbackError naming the event, the field and the rule.
+   * The way every event takes after the page's own step (shared/event-path.ts, as in the pixel
+   * and the server sender): the add-ons, the rules, the events SPEC sends along, then the
+   * outbox (push: consent, the envelope), and the add-ons hear what became of it. A view-page
+   * that was taken is the page the next one came from.
+   */
+  const takeEvent = createEventPath<void>({
+    change: addons.change,
+    queue: push,
+    outcome(outcome) {
+      addons.outcome(outcome)
+      if (outcome.event == 'view-page' && !outcome.error) {
+        lastUrl = (outcome.properties as EventProperties['view-page']).url
+        addons.view(lastUrl)
+      }
+    },
+    failed: invalid
+  })
+
+  /**
+   * An event as the page tracks it. A view-page is completed from the page first: its URL, the
+   * last view's URL as `ref`, the viewport. Throws a FeedbackError naming the event, the field
+   * and the rule.
    */
   const record = (event: EventName, input: unknown) => {
     // Broken options refuse every event with the fault that broke them.
@@ -74,27 +93,7 @@ export function createTracker(options: TrackerOptions): Tracker {
     // and know them again in its `event` hook (the GA4 bridge does, integrations/data-layer/link.ts).
     if (event == 'view-page' && (input == null || typeof input == 'object'))
       input = { url: location.href, ref: lastUrl ?? document.referrer, width: innerWidth, height: innerHeight, ...input }
-    const changed = addons.change(event, input)
-    if (!changed) return addons.outcome(event, input, feedbackError(event, undefined, 'dropped by an add-on'))
-    input = changed.properties
-    let properties
-    try {
-      properties = validate(event, input)
-    } catch (caught) {
-      addons.outcome(event, input, asFeedbackError(caught))
-      throw caught
-    }
-    // SPEC "Event kinds": a click-item is sent along with add-to-cart, whichever way it is
-    // tracked, and goes the way of every event: the add-ons hear it, may change or drop it, and
-    // hear its outcome. Its rules pick its fields out of the add-to-cart's, which passed
-    // stricter ones.
-    if (event == 'add-to-cart') track('click-item', validate('click-item', properties))
-    const error = push(event, properties)
-    addons.outcome(event, properties, error)
-    if (event == 'view-page' && !error) {
-      lastUrl = properties.url as string
-      addons.view(lastUrl)
-    }
+    takeEvent(event, input)
   }
 
   /** Events tracked while consent was pending get the shopper's identity. */

@@ -41,16 +41,16 @@ export function recordingTracker(spies: HelperSpies = {}, { autoViewPage = true 
   const record = (event: EventName, input: unknown, taken: (properties: Record<string, unknown>) => void) => {
     if (event == 'view-page') input = { url: location.href, ref: '', width: 1, height: 1, ...(input as object) }
     const changed = addons.change(event, input)
-    if (!changed) return addons.outcome(event, input, feedbackError(event, undefined, 'dropped by an add-on'))
+    if (!changed) return addons.outcome({ event, properties: input, error: feedbackError(event, undefined, 'dropped by an add-on') })
     let properties
     try {
       properties = validate(event, changed.properties)
     } catch (caught) {
-      addons.outcome(event, changed.properties, asFeedbackError(caught))
+      addons.outcome({ event, properties: changed.properties, error: asFeedbackError(caught) })
       throw caught
     }
     taken(properties)
-    addons.outcome(event, properties)
+    addons.outcome({ event, properties })
     if (event == 'view-page') addons.view((lastUrl = properties.url as string))
   }
   const helper = (event: EventName, spy: Spy | undefined) => (properties: unknown) => record(event, properties, () => spy?.(properties))
