@@ -109,7 +109,7 @@ export function createTracker(options: TrackerOptions): Tracker {
     const autoView = guard(() => {
       if (location.href != lastUrl) record('view-page', {})
     })
-    const pageViews = settings.autoViewPage !== false ? followPageViews(autoView, signal) : undefined
+    const pageViews = settings.autoViewPage !== false ? followPageViews(autoView, signal, settings.hashRouting) : undefined
     followPage(
       outbox,
       delivery,

@@ -34,6 +34,13 @@ export interface TrackerOptions {
   /** Send view-page on load, on every SPA navigation and on back/forward-cache restores. Default true. */
   autoViewPage?: boolean
   /**
+   * For a site whose routes live in the URL's fragment (`/#/cart`, a hash router): a change of
+   * the fragment alone is a new page, and sends a view-page. Default false: a fragment-only
+   * change (an in-page `#anchor` link) stays on the same page, SPEC's view-page being sent when
+   * the customer "reaches any new page".
+   */
+  hashRouting?: boolean
+  /**
    * Cookie domain: `'auto'` finds the site's registrable domain (never a public suffix such as
    * `co.uk`), so `www.` and `shop.` share one shopper; or name it, e.g. `'shop.example'`.
    * Default: the page's host only.

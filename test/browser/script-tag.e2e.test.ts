@@ -217,6 +217,43 @@ describe('script tag in Chromium', () => {
     expect(seen.pageErrors).toEqual([])
   })
 
+  it('sends no view-page for an in-page #anchor link, and one per route on a hash-routed site (data-hash-routing)', async () => {
+    const links = '<a id="reviews" href="#reviews">Reviews</a><a id="cart" href="#/cart">Cart</a><a id="checkout" href="#/checkout">Checkout</a>'
+    servers.page('/anchors', STUB + scriptTag() + links)
+    servers.page('/hash-app', STUB + scriptTag('data-hash-routing="true"') + links)
+    /** Clicks each link as a shopper would, then goes back once: fragment navigations all. */
+    const browse = async (page: Page, ids: string[]) => {
+      for (const id of ids) {
+        await page.click('#' + id)
+        await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 20)))
+      }
+      await page.evaluate(
+        () =>
+          new Promise((resolve) => {
+            addEventListener('popstate', () => setTimeout(resolve, 20), { once: true })
+            history.back()
+          })
+      )
+    }
+    const shop = await open('/anchors')
+    await ready(shop.page)
+    await browse(shop.page, ['reviews'])
+    const o = servers.origin
+    expect((await leaveAndCollect(shop.page, 1, 'the view-page')).map((event) => event.properties.url)).toEqual([o + '/anchors'])
+
+    servers.collector.clear()
+    const app = await open('/hash-app')
+    await ready(app.page)
+    await browse(app.page, ['cart', 'checkout'])
+    const views = await leaveAndCollect(app.page, 4, 'four view-pages')
+    expect(views.map((event) => [event.properties.url, event.properties.ref])).toEqual([
+      [o + '/hash-app', ''],
+      [o + '/hash-app#/cart', o + '/hash-app'],
+      [o + '/hash-app#/checkout', o + '/hash-app#/cart'],
+      [o + '/hash-app#/cart', o + '/hash-app#/checkout']
+    ])
+  })
+
   it('delivers a 400-event burst made just before leaving, each event once, every body under 64 KiB', async () => {
     servers.page('/burst', STUB + scriptTag())
     const { page } = await open('/burst')
