@@ -29,4 +29,28 @@ describe('links of the docs pages', () => {
       rmSync(page)
     }
   })
+
+  it('are refused when their anchor is a heading’s on the site or on GitHub but not on both', async () => {
+    // VitePress makes "Safari's 7-day cookie cap" safari-s-7-day-cookie-cap; GitHub drops the
+    // apostrophe, safaris-7-day-cookie-cap: a link with either works in one place only.
+    const page = new URL('../../docs/reference/anchors-under-test.md', import.meta.url).pathname
+    writeFileSync(
+      page,
+      "# Anchors\n\n## The shopper's cart\n\n## Recipes\n\n## Recipes\n\n" +
+        '[a](privacy.md#safari-s-7-day-cookie-cap) [b](privacy.md#safaris-7-day-cookie-cap) [c](#the-shopper-s-cart) ' +
+        '[fine](#anchors) [also fine](#recipes-1) [and this](../guide/relay.md#the-address-of-the-shopper)\n'
+    )
+    const differs = (href: string, heading: string, site: string, github: string) =>
+      `docs/reference/anchors-under-test.md: ${href}: the heading "${heading}" is #${site} on the site but #${github} on GitHub: ` +
+      'word it so that both agree (an apostrophe or a dot is what differs most often)'
+    try {
+      expect(await checkLinks([page])).toEqual([
+        differs('privacy.md#safari-s-7-day-cookie-cap', "Safari's 7-day cookie cap", 'safari-s-7-day-cookie-cap', 'safaris-7-day-cookie-cap'),
+        differs('privacy.md#safaris-7-day-cookie-cap', "Safari's 7-day cookie cap", 'safari-s-7-day-cookie-cap', 'safaris-7-day-cookie-cap'),
+        differs('#the-shopper-s-cart', "The shopper's cart", 'the-shopper-s-cart', 'the-shoppers-cart')
+      ])
+    } finally {
+      rmSync(page)
+    }
+  })
 })

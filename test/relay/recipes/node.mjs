@@ -15,7 +15,7 @@ const relay = createRelay({
 // Node's own timeouts cut a client that trickles its headers (10 s) or its whole request (15 s;
 // the relay itself gives a body 10 s), looked for every second rather than Node's 30.
 const timeouts = { headersTimeout: 10000, requestTimeout: 15000, connectionsCheckingInterval: 1000 }
-const port = process.env.PORT || 8080
+const port = process.env.PORT || 3000
 createServer(timeouts, toNodeHandler(relay)).listen(port, process.env.HOST, () => {
   console.log(`Relay listening on http://${process.env.HOST || 'localhost'}:${port}/ (the pages' data-endpoint)`)
 })
