@@ -80,7 +80,9 @@ export function createIdentity(options: TrackerOptions, given: Partial<User>): I
   // Read once: Chromium builds navigator.userAgent anew on every read, at a cost per event
   // that is a good part of ours.
   const agent = navigator.userAgent
-  const languages = (navigator.languages?.length ? navigator.languages : [navigator.language]).filter(Boolean)
+  // Android's WebView has answered an empty navigator.languages (Chromium issue 570349);
+  // navigator.language, the most preferred one, is there in every browser.
+  const languages = navigator.languages.length ? [...navigator.languages] : [navigator.language]
 
   return {
     // The site's fields (checked: only SPEC's user fields) win over ours.
