@@ -79,8 +79,9 @@ export function createOutbox(onDrop: (entries: Entry[], reason: OutboxDropReason
     })
   const hold = lockHolder(locks, own)
 
-  /** Keeps an event in memory and, where allowed, under its own key. */
+  /** Keeps an event in memory and, where allowed, under its own key; the lock says it is taken. */
   const keep = (entry: Entry) => {
+    hold(true)
     entries.push(entry)
     chars += jsonOf(entry).length
     return write(entry)
@@ -107,7 +108,6 @@ export function createOutbox(onDrop: (entries: Entry[], reason: OutboxDropReason
      * the bounds drop the oldest first.
      */
     add(entry: Entry) {
-      hold(true)
       keep(entry)
       // How many of the oldest must go for the rest to fit both bounds.
       let cut = 0
@@ -181,7 +181,6 @@ export function createOutbox(onDrop: (entries: Entry[], reason: OutboxDropReason
           }
           if (expired.length) onDrop(expired, 'expired')
           entries.sort((a, b) => a.event.t_client - b.event.t_client)
-          hold(entries.length > 0)
         })
         return adopted
       }
