@@ -219,11 +219,10 @@ export function createOutbox(onDrop: (entries: Entry[], reason: OutboxDropReason
       if (on) entries.forEach(write)
     },
 
-    /** Consent withdrawn: drops every queued event and deletes every outbox of this site. */
+    /** Consent withdrawn: drops every queued event, as delivered ones go, and deletes every outbox of this site. */
     forget() {
       persist = false
-      entries = []
-      chars = 0
+      without(entries)
       attempt(() => {
         if (storage) for (const key of Object.keys(storage)) if (key.startsWith(OUTBOX_PREFIX)) storage.removeItem(key)
       })
