@@ -107,7 +107,8 @@ export function createIdentity(options: TrackerOptions, given: Partial<User>): I
         given = rest
       }
       ids.forget()
-      for (const name of [UID_COOKIE, SID_COOKIE]) write(name, '')
+      write(UID_COOKIE, '')
+      write(SID_COOKIE, '')
     }
   }
 }
