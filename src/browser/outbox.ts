@@ -137,10 +137,10 @@ export function createOutbox(onDrop: (entries: Entry[], reason: OutboxDropReason
 
     /** Handed to the browser on the page's way out (`at`), or back to waiting (no `at`). */
     mark(marked: Entry[], at?: number) {
-      marked.forEach((entry) => {
+      for (const entry of marked) {
         entry.handed = at
         write(entry)
-      })
+      }
     },
 
     /** Takes over the events of pages that are gone; resolves how many it adopted. */
