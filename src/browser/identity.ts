@@ -80,7 +80,9 @@ export function createIdentity(options: TrackerOptions, given: Partial<User>): I
   // Read once: Chromium builds navigator.userAgent anew on every read, at a cost per event
   // that is a good part of ours.
   const agent = navigator.userAgent
-  const languages = (navigator.languages?.length ? navigator.languages : [navigator.language]).filter(Boolean)
+  // Android's WebView has answered an empty navigator.languages (Chromium issue 570349);
+  // navigator.language, the most preferred one, is there in every browser.
+  const languages = navigator.languages.length ? [...navigator.languages] : [navigator.language]
 
   return {
     // The site's fields (checked: only SPEC's user fields) win over ours.
@@ -105,7 +107,8 @@ export function createIdentity(options: TrackerOptions, given: Partial<User>): I
         given = rest
       }
       ids.forget()
-      for (const name of [UID_COOKIE, SID_COOKIE]) write(name, '')
+      write(UID_COOKIE, '')
+      write(SID_COOKIE, '')
     }
   }
 }

@@ -5,22 +5,17 @@
  * Without Web Locks it holds nothing. Returns `hold(want)`.
  */
 export function lockHolder(locks: LockManager | undefined, name: string) {
-  let wanted = false
-  let unlock: (() => void) | undefined
+  // Set while this page wants the lock: the lock is held until it runs. Let go before the
+  // browser granted it, the lock is given back as soon as it is.
+  let release: (() => void) | undefined
   return (want: boolean) => {
-    if (!locks || want == wanted) return
-    wanted = want
-    if (want) {
-      // Held until `unlock` runs; let go at once if this page stopped wanting it meanwhile.
-      const held = () =>
-        new Promise<void>((resolve) => {
-          if (wanted) unlock = resolve
-          else resolve()
-        })
-      locks.request(name, held).catch(() => {})
-    } else if (unlock) {
-      unlock()
-      unlock = undefined
+    if (!locks) return
+    if (want && !release) {
+      const released = new Promise<void>((resolve) => (release = resolve))
+      locks.request(name, () => released).catch(() => {})
+    } else if (!want && release) {
+      release()
+      release = undefined
     }
   }
 }

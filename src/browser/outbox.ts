@@ -79,8 +79,9 @@ export function createOutbox(onDrop: (entries: Entry[], reason: OutboxDropReason
     })
   const hold = lockHolder(locks, own)
 
-  /** Keeps an event in memory and, where allowed, under its own key. */
+  /** Keeps an event in memory and, where allowed, under its own key; the lock says it is taken. */
   const keep = (entry: Entry) => {
+    hold(true)
     entries.push(entry)
     chars += jsonOf(entry).length
     return write(entry)
@@ -107,7 +108,6 @@ export function createOutbox(onDrop: (entries: Entry[], reason: OutboxDropReason
      * the bounds drop the oldest first.
      */
     add(entry: Entry) {
-      hold(true)
       keep(entry)
       // How many of the oldest must go for the rest to fit both bounds.
       let cut = 0
@@ -137,10 +137,10 @@ export function createOutbox(onDrop: (entries: Entry[], reason: OutboxDropReason
 
     /** Handed to the browser on the page's way out (`at`), or back to waiting (no `at`). */
     mark(marked: Entry[], at?: number) {
-      marked.forEach((entry) => {
+      for (const entry of marked) {
         entry.handed = at
         write(entry)
-      })
+      }
     },
 
     /** Takes over the events of pages that are gone; resolves how many it adopted. */
@@ -181,7 +181,6 @@ export function createOutbox(onDrop: (entries: Entry[], reason: OutboxDropReason
           }
           if (expired.length) onDrop(expired, 'expired')
           entries.sort((a, b) => a.event.t_client - b.event.t_client)
-          hold(entries.length > 0)
         })
         return adopted
       }
@@ -220,11 +219,10 @@ export function createOutbox(onDrop: (entries: Entry[], reason: OutboxDropReason
       if (on) entries.forEach(write)
     },
 
-    /** Consent withdrawn: drops every queued event and deletes every outbox of this site. */
+    /** Consent withdrawn: drops every queued event, as delivered ones go, and deletes every outbox of this site. */
     forget() {
       persist = false
-      entries = []
-      chars = 0
+      without(entries)
       attempt(() => {
         if (storage) for (const key of Object.keys(storage)) if (key.startsWith(OUTBOX_PREFIX)) storage.removeItem(key)
       })

@@ -29,7 +29,7 @@ export interface IdentityOptions {
  */
 export const candidateDomains = (hostname: string) => {
   const labels = hostname.split('.')
-  return labels.slice(0, -1).map((_, index) => labels.slice(labels.length - 2 - index).join('.'))
+  return labels.slice(1).map((_, index) => labels.slice(-2 - index).join('.'))
 }
 
 /**

@@ -226,6 +226,18 @@ describe('storage that fails or is not allowed', () => {
   })
 })
 
+describe('its Web Lock', () => {
+  it("on withdrawal lets it go with the events: a page that holds a lock stays out of Firefox's back/forward cache", async () => {
+    const locks = fakeLocks()
+    const withdrawn = page()
+    track(withdrawn, [click()])
+    expect(locks.held()).toHaveLength(1)
+    withdrawn.outbox.forget()
+    await Promise.resolve()
+    expect(locks.held()).toEqual([])
+  })
+})
+
 describe('what the page did to JSON', () => {
   it('with Array.prototype.toJSON defined (Prototype.js 1.6), the next page reads arrays back as arrays', async () => {
     const before = Object.getOwnPropertyDescriptor(Array.prototype, 'toJSON')
