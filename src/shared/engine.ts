@@ -36,15 +36,12 @@ export function createEngine<E extends Queued, R extends EngineRequest<E>>(store
   const counts: SendCounts = { sent: 0, retried: 0 }
   let timer: ReturnType<typeof setTimeout> | undefined
   let due = Infinity
-  // Set by flush(): everything waiting goes, a request after each answer, until none waits.
-  let hurry = false
+  // The flush() calls under way: while there are any, everything waiting goes, a request after
+  // each answer, until none waits.
   const flushing: (() => void)[] = []
 
   /** Ends every flush(): nothing is left to send, or a failure now waits out the backoff. */
-  const endFlush = () => {
-    hurry = false
-    flushing.splice(0).forEach((resolve) => resolve())
-  }
+  const endFlush = () => flushing.splice(0).forEach((resolve) => resolve())
 
   const stop = () => {
     clearTimeout(timer)
@@ -119,7 +116,7 @@ export function createEngine<E extends Queued, R extends EngineRequest<E>>(store
     if (verdict == 'delivered') counts.sent += entries.length
     else if (entries.length) transport.drop?.(entries, 'rejected', 'the collector answered ' + answer.status, answer.message)
     transport.answered?.(request, answer, verdict)
-    if (hurry) send()
+    if (flushing.length) send()
     else plan()
   }
 
@@ -159,7 +156,6 @@ export function createEngine<E extends Queued, R extends EngineRequest<E>>(store
     },
     /** Sends everything waiting now; resolves once none waits and none is in flight, or a request failed. */
     flush(): Promise<void> {
-      hurry = true
       const flushed = new Promise<void>((resolve) => flushing.push(resolve))
       send()
       return flushed
