@@ -29,8 +29,7 @@ export type { DropReason, EngineDropReason, EngineRequest, HandedOver, Queued, S
  * 4xx but 408 and 429 drops them as `rejected`, anything else keeps them for after the backoff.
  */
 export function createEngine<E extends Queued, R extends EngineRequest<E>>(store: Store<E>, transport: Transport<E, R>) {
-  const { most, interval } = transport
-  const batch = transport.batch || Infinity
+  const { most, interval, batch = Infinity } = transport
   const backoff = createBackoff(transport.probeFirst)
   const inFlight = new Set<R>()
   const counts: SendCounts = { sent: 0, retried: 0 }
