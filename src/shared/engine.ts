@@ -187,7 +187,7 @@ export function createEngine<E extends Queued, R extends EngineRequest<E>>(store
       inFlight.clear()
     },
     /** When the backoff lets the next request go (ms since epoch; 0 or past when it does now). */
-    resumeAt: () => backoff.resumeAt(),
+    resumeAt: backoff.resumeAt,
     /** The keepalive bytes the requests in flight hold (shared/keepalive.ts). */
     keepaliveInUse: () => keepaliveHeld(inFlight),
     stats: (): SendCounts => ({ ...counts })
