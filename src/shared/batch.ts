@@ -13,12 +13,10 @@ export function jsonOf(entry: Packed<unknown>): string {
 }
 
 /**
- * UTF-8 size of a string, as a TextEncoder would count it: a byte more for each character beyond
- * ASCII, another for each beyond U+07FF. A lone surrogate half counts 3 bytes, so a pair counts 6
- * where 4 go on the wire: the estimate errs on the safe side. On ASCII text (most events) each
- * expression finds nothing and allocates nothing.
+ * UTF-8 size of a string: the bytes it takes as a request body, which fetch and sendBeacon
+ * encode as UTF-8 the way TextEncoder does (Fetch standard, "extract a body").
  */
-export const byteLength = (text: string) => text.length + (text.match(/[^\0-\x7f]/g) || []).length + (text.match(/[^\0-\u07ff]/g) || []).length
+export const byteLength = (text: string) => new TextEncoder().encode(text).length
 
 /** Whether an event alone, between the array's brackets, is over `maxBytes`. */
 export const isOversized = (entry: Packed<unknown>, maxBytes: number) => byteLength(jsonOf(entry)) + 2 > maxBytes
