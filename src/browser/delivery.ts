@@ -1,5 +1,5 @@
 import { isOversized, MAX_BODY, pack, type Body } from '../shared/batch'
-import { createEngine, type DropReason, type HandedOver } from '../shared/engine'
+import { createEngine, type DropReason } from '../shared/engine'
 import { withParameter, withSendTime } from '../shared/http'
 import { KEEPALIVE_BUDGET } from '../shared/keepalive'
 import { post, type Answer } from '../shared/post'
@@ -134,25 +134,28 @@ export function createDelivery(
    */
   const sendLeaving = () => engine.leave(handOver)
 
-  /** What waits, by beacon where the browser takes it, else by a request that may still get out; marked handed over. */
-  function handOver(probing: boolean, oversized: (entry: Entry) => void): HandedOver<PageRequest> {
+  /**
+   * What waits, by beacon where the browser takes it, else by a request that may still get out
+   * (`start`); marked handed over. Returns how many events went by beacon.
+   */
+  function handOver(probing: boolean, oversized: (entry: Entry) => void, start: (request: PageRequest) => void): number {
     const handed: Entry[] = []
     const waiting: Entry[] = []
-    const leaving: HandedOver<PageRequest> = { sent: 0, requests: [] }
+    let beaconed = 0
     // The service is never asked what it lacks: a beacon into an outage would be lost for good,
     // and a request in flight to a failing service (the probe) is no delivery either.
     const withheld = spec && probing
     for (const entry of outbox.entries) if (!entry.handed && !withheld) (entry.sending ? handed : waiting).push(entry)
     for (const body of bodiesOf(waiting, oversized)) {
-      if (beacon(requestUrl(settings), body.body)) leaving.sent += body.entries.length
+      if (beacon(requestUrl(settings), body.body)) beaconed += body.entries.length
       // Refused by the browser: for the service, it waits unsent, since handed over it would never be sent again.
       else if (spec) continue
       // Refused (over the budget, or no sendBeacon): a request may still get out before the page goes.
-      else leaving.requests.push({ ...body, leaving: true })
+      else start({ ...body, leaving: true })
       handed.push(...body.entries)
     }
     outbox.mark(handed, Date.now())
-    return leaving
+    return beaconed
   }
 
   /**

@@ -1,9 +1,9 @@
-import type { EngineRequest, HandedOver, Queued, SendCounts, Store, Transport } from './engine-types'
+import type { EngineRequest, Queued, SendCounts, Store, Transport } from './engine-types'
 import { createBackoff, verdictOf } from './http'
 import { keepaliveHeld } from './keepalive'
 import type { Answer } from './post'
 
-export type { DropReason, EngineDropReason, EngineRequest, HandedOver, Queued, SendCounts, Store, Transport } from './engine-types'
+export type { DropReason, EngineDropReason, EngineRequest, Queued, SendCounts, Store, Transport } from './engine-types'
 
 /*
  * The one sender every product runs: the storefront tracker, the Shopify pixel, the Node sender
@@ -162,15 +162,14 @@ export function createEngine<E extends Queued, R extends EngineRequest<E>>(store
     /**
      * The page is going: the product hands over what it can by its own means (`handOver`, told
      * whether the collector is being probed after a failure, and given the engine's rule for an
-     * entry too large for any request), the backoff notwithstanding, and
-     * every flush() ends, since nothing is left for it to wait for.
+     * entry too large for any request and `start` for a request that may still get out), the
+     * backoff notwithstanding. It returns how many events it handed over by other means, which
+     * count as sent. Every flush() ends, since nothing is left for it to wait for.
      */
-    leave(handOver: (probing: boolean, oversized: (entry: E) => void) => HandedOver<R>) {
+    leave(handOver: (probing: boolean, oversized: (entry: E) => void, start: (request: R) => void) => number) {
       stop()
       if (transport.allowed && !transport.allowed()) return endFlush()
-      const handed = handOver(backoff.probing(), oversized)
-      counts.sent += handed.sent
-      handed.requests.forEach(start)
+      counts.sent += handOver(backoff.probing(), oversized, start)
       endFlush()
     },
     /** Something changed that lets requests go now (back online, consent granted): the backoff's wait is forgotten, and what waits is sent. */
