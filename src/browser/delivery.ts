@@ -139,13 +139,13 @@ export function createDelivery(
    * (`start`); marked handed over. Returns how many events went by beacon.
    */
   function handOver(probing: boolean, oversized: (entry: Entry) => void, start: (request: PageRequest) => void): number {
+    // The service is never asked what it lacks: a beacon into an outage would be lost for good,
+    // and a request in flight to a failing service (the probe) is no delivery either.
+    if (spec && probing) return 0
     const handed: Entry[] = []
     const waiting: Entry[] = []
     let beaconed = 0
-    // The service is never asked what it lacks: a beacon into an outage would be lost for good,
-    // and a request in flight to a failing service (the probe) is no delivery either.
-    const withheld = spec && probing
-    for (const entry of outbox.entries) if (!entry.handed && !withheld) (entry.sending ? handed : waiting).push(entry)
+    for (const entry of outbox.entries) if (!entry.handed) (entry.sending ? handed : waiting).push(entry)
     for (const body of bodiesOf(waiting, oversized)) {
       if (beacon(requestUrl(settings), body.body)) beaconed += body.entries.length
       // Refused by the browser: for the service, it waits unsent, since handed over it would never be sent again.
