@@ -105,9 +105,9 @@ export function createDelivery(
       // without the extension, or a refusal, which would come again at once and forever):
       // they count as delivered.
       const missing = outcome == 'delivered' && answer.missing
-      const lost = Array.isArray(missing) ? checks.filter((entry) => missing.includes(entry.event.event_id)) : []
-      outbox.remove(checks.filter((entry) => !lost.includes(entry)))
-      outbox.mark(lost)
+      const lost = (entry: Entry) => Array.isArray(missing) && missing.includes(entry.event.event_id)
+      outbox.remove(checks.filter((entry) => !lost(entry)))
+      outbox.mark(checks.filter(lost))
       if (!outbox.entries.length && Date.now() - adoptedAt > ADOPT_EVERY) adopt()
     },
     retry({ entries }, answer) {
