@@ -1,6 +1,5 @@
 import type { EngineRequest, Queued, SendCounts, Store, Transport } from './engine-types'
 import { createBackoff, verdictOf } from './http'
-import { keepaliveHeld } from './keepalive'
 import type { Answer } from './post'
 
 export type { DropReason, EngineDropReason, EngineRequest, Queued, SendCounts, Store, Transport } from './engine-types'
@@ -187,8 +186,16 @@ export function createEngine<E extends Queued, R extends EngineRequest<E>>(store
     },
     /** When the backoff lets the next request go (ms since epoch; 0 or past when it does now). */
     resumeAt: backoff.resumeAt,
-    /** The keepalive bytes the requests in flight hold (shared/keepalive.ts). */
-    keepaliveInUse: () => keepaliveHeld(inFlight),
+    /**
+     * The keepalive bytes the requests in flight hold (shared/keepalive.ts). A loop, not
+     * reduce(): Prototype.js 1.6 replaces Array.prototype.reduce with a function that ignores
+     * its arguments, and keepalive would never be used on such pages.
+     */
+    keepaliveInUse() {
+      let sum = 0
+      for (const request of inFlight) sum += request.held || 0
+      return sum
+    },
     stats: (): SendCounts => ({ ...counts })
   }
 }
