@@ -29,18 +29,6 @@ export type PageDropReason = Exclude<DropReason, 'undelivered'>
 type PageRequest = Body<Entry> & { checks?: Entry[]; leaving?: boolean; held?: number }
 
 /**
- * The URL of a request. To a collector: with the send time, `t_sent`, as the server sender's
- * (withSendTime in shared/http.ts), and, if any, the ids asked about (docs/reference/collector-protocol.md).
- * To the service, which knows neither: with the key, where its own feedback library
- * puts it (a beacon can set no header); SPEC "Authentication" 4 wants it in the body too, where
- * every envelope has it.
- */
-const requestUrl = ({ endpoint, format, key }: TrackerOptions, checks?: Entry[]) => {
-  const url = format == 'spec' ? withParameter(endpoint, 'key=' + encodeURIComponent(key)) : withSendTime(endpoint, Date.now())
-  return checks ? url + '&unconfirmed=' + encodeURIComponent(checks.map((entry) => entry.event.event_id).join()) : url
-}
-
-/**
  * Moves events from the outbox to the collector, once each on a healthy wire, through the
  * engine every sender runs (shared/engine.ts): the outbox is its store, and this file adds what
  * only a page has.
@@ -68,6 +56,19 @@ export function createDelivery(
   const spec = settings.format == 'spec'
   const maxBytes = Math.min(settings.maxBatchBytes || MAX_BODY, MAX_BODY)
   let adoptedAt = 0
+
+  /**
+   * The URL of a request. To a collector: with the send time, `t_sent`, as the server sender's
+   * (withSendTime in shared/http.ts), and, if any, the ids asked about (docs/reference/collector-protocol.md).
+   * To the service, which knows neither: with the key, where its own feedback library
+   * puts it (a beacon can set no header); SPEC "Authentication" 4 wants it in the body too, where
+   * every envelope has it.
+   */
+  const requestUrl = (checks?: Entry[]) => {
+    const { endpoint } = settings
+    const url = spec ? withParameter(endpoint, 'key=' + encodeURIComponent(settings.key)) : withSendTime(endpoint, Date.now())
+    return checks ? url + '&unconfirmed=' + encodeURIComponent(checks.map((entry) => entry.event.event_id).join()) : url
+  }
 
   /**
    * The bodies of `waiting`, at most `most`: JSON arrays of many events, or the service's one
@@ -98,7 +99,7 @@ export function createDelivery(
       // to see through.
       const keepalive = engine.keepaliveInUse() + bytes <= (request.leaving ? KEEPALIVE_BUDGET : KEEPALIVE_BUDGET / 2)
       request.held = keepalive ? bytes : 0
-      return post(requestUrl(settings, request.checks), request.body, keepalive, !!request.checks)
+      return post(requestUrl(request.checks), request.body, keepalive, !!request.checks)
     },
     answered({ checks = [] }, answer, outcome) {
       // Of the ids asked about, those the collector lacks wait again. No list (a collector
@@ -147,7 +148,7 @@ export function createDelivery(
     let beaconed = 0
     for (const entry of outbox.entries) if (!entry.handed) (entry.sending ? handed : waiting).push(entry)
     for (const body of bodiesOf(waiting, oversized)) {
-      if (beacon(requestUrl(settings), body.body)) beaconed += body.entries.length
+      if (beacon(requestUrl(), body.body)) beaconed += body.entries.length
       // Refused by the browser: for the service, it waits unsent, since handed over it would never be sent again.
       else if (spec) continue
       // Refused (over the budget, or no sendBeacon): a request may still get out before the page goes.
