@@ -56,9 +56,6 @@ export function createEngine<E extends Queued, R extends EngineRequest<E>>(store
     }
   }
 
-  // `interval` after the entry was tracked; a clock set back meanwhile must not hold it longer.
-  const afterInterval = (entry: E, now: number) => Math.min(entry.event.t_client, now) + interval
-
   /**
    * Plans the next send: now for a full batch, else when the first waiting entry of `entries`
    * is due. Nothing while every slot is taken: the next answer plans.
@@ -72,7 +69,9 @@ export function createEngine<E extends Queued, R extends EngineRequest<E>>(store
       if (entry.sending) continue
       const own = transport.due?.(entry)
       if (own == null) fresh++
-      at = Math.min(at, own ?? afterInterval(entry, now))
+      // Its own time if the product gives one, else `interval` after it was tracked: a clock
+      // set back meanwhile must not hold it longer.
+      at = Math.min(at, own ?? Math.min(entry.event.t_client, now) + interval)
     }
     schedule(fresh >= batch ? 0 : at)
   }
