@@ -48,27 +48,24 @@ export function pack<Entry extends Packed<unknown>>(
   maxBodies = Infinity
 ): Body<Entry>[] {
   const bodies: Body<Entry>[] = []
-  let body = ''
-  let size = 1 // the closing bracket
   let members: Entry[] = []
+  let size = 1 // the closing bracket
+  const close = () => bodies.push({ body: '[' + members.map(jsonOf).join() + ']', entries: members, bytes: size })
   for (const entry of entries) {
-    const json = jsonOf(entry)
-    const bytes = byteLength(json) + 1 // with the bracket or comma before it
+    const bytes = byteLength(jsonOf(entry)) + 1 // with the bracket or comma before it
     if (bytes + 1 > maxBytes) {
       onTooLarge(entry)
       continue
     }
     if (size + bytes > maxBytes) {
-      bodies.push({ body: body + ']', entries: members, bytes: size })
+      close()
       if (bodies.length >= maxBodies) return bodies
-      body = ''
       size = 1
       members = []
     }
-    body += (body ? ',' : '[') + json
     size += bytes
     members.push(entry)
   }
-  if (body) bodies.push({ body: body + ']', entries: members, bytes: size })
+  if (members.length) close()
   return bodies
 }
