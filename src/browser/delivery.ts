@@ -1,5 +1,5 @@
 import { isOversized, MAX_BODY, pack, type Body } from '../shared/batch'
-import { createEngine, type DropReason, type HandedOver } from '../shared/engine'
+import { createEngine, type DropReason } from '../shared/engine'
 import { withParameter, withSendTime } from '../shared/http'
 import { KEEPALIVE_BUDGET } from '../shared/keepalive'
 import { post, type Answer } from '../shared/post'
@@ -27,18 +27,6 @@ export type PageDropReason = Exclude<DropReason, 'undelivered'>
  * about (`checks`), whether the page is going (`leaving`), and the keepalive bytes it holds.
  */
 type PageRequest = Body<Entry> & { checks?: Entry[]; leaving?: boolean; held?: number }
-
-/**
- * The URL of a request. To a collector: with the send time, `t_sent`, as the server sender's
- * (withSendTime in shared/http.ts), and, if any, the ids asked about (docs/reference/collector-protocol.md).
- * To the service, which knows neither: with the key, where its own feedback library
- * puts it (a beacon can set no header); SPEC "Authentication" 4 wants it in the body too, where
- * every envelope has it.
- */
-const requestUrl = ({ endpoint, format, key }: TrackerOptions, checks?: Entry[]) => {
-  const url = format == 'spec' ? withParameter(endpoint, 'key=' + encodeURIComponent(key)) : withSendTime(endpoint, Date.now())
-  return checks ? url + '&unconfirmed=' + encodeURIComponent(checks.map((entry) => entry.event.event_id).join()) : url
-}
 
 /**
  * Moves events from the outbox to the collector, once each on a healthy wire, through the
@@ -70,6 +58,19 @@ export function createDelivery(
   let adoptedAt = 0
 
   /**
+   * The URL of a request. To a collector: with the send time, `t_sent`, as the server sender's
+   * (withSendTime in shared/http.ts), and, if any, the ids asked about (docs/reference/collector-protocol.md).
+   * To the service, which knows neither: with the key, where its own feedback library
+   * puts it (a beacon can set no header); SPEC "Authentication" 4 wants it in the body too, where
+   * every envelope has it.
+   */
+  const requestUrl = (checks?: Entry[]) => {
+    const { endpoint } = settings
+    const url = spec ? withParameter(endpoint, 'key=' + encodeURIComponent(settings.key)) : withSendTime(endpoint, Date.now())
+    return checks ? url + '&unconfirmed=' + encodeURIComponent(checks.map((entry) => entry.event.event_id).join()) : url
+  }
+
+  /**
    * The bodies of `waiting`, at most `most`: JSON arrays of many events, or the service's one
    * each. An event too large for any went to `oversized`; none is queued (tracked events are
    * checked when tracked), but what another page left may be.
@@ -98,16 +99,16 @@ export function createDelivery(
       // to see through.
       const keepalive = engine.keepaliveInUse() + bytes <= (request.leaving ? KEEPALIVE_BUDGET : KEEPALIVE_BUDGET / 2)
       request.held = keepalive ? bytes : 0
-      return post(requestUrl(settings, request.checks), request.body, keepalive, !!request.checks)
+      return post(requestUrl(request.checks), request.body, keepalive, !!request.checks)
     },
     answered({ checks = [] }, answer, outcome) {
       // Of the ids asked about, those the collector lacks wait again. No list (a collector
       // without the extension, or a refusal, which would come again at once and forever):
       // they count as delivered.
       const missing = outcome == 'delivered' && answer.missing
-      const lost = Array.isArray(missing) ? checks.filter((entry) => missing.includes(entry.event.event_id)) : []
-      outbox.remove(checks.filter((entry) => !lost.includes(entry)))
-      outbox.mark(lost)
+      const lost = (entry: Entry) => Array.isArray(missing) && missing.includes(entry.event.event_id)
+      outbox.remove(checks.filter((entry) => !lost(entry)))
+      outbox.mark(checks.filter(lost))
       if (!outbox.entries.length && Date.now() - adoptedAt > ADOPT_EVERY) adopt()
     },
     retry({ entries }, answer) {
@@ -134,25 +135,28 @@ export function createDelivery(
    */
   const sendLeaving = () => engine.leave(handOver)
 
-  /** What waits, by beacon where the browser takes it, else by a request that may still get out; marked handed over. */
-  function handOver(probing: boolean, oversized: (entry: Entry) => void): HandedOver<PageRequest> {
-    const handed: Entry[] = []
-    const waiting: Entry[] = []
-    const leaving: HandedOver<PageRequest> = { sent: 0, requests: [] }
+  /**
+   * What waits, by beacon where the browser takes it, else by a request that may still get out
+   * (`start`); marked handed over. Returns how many events went by beacon.
+   */
+  function handOver(probing: boolean, oversized: (entry: Entry) => void, start: (request: PageRequest) => void): number {
     // The service is never asked what it lacks: a beacon into an outage would be lost for good,
     // and a request in flight to a failing service (the probe) is no delivery either.
-    const withheld = spec && probing
-    for (const entry of outbox.entries) if (!entry.handed && !withheld) (entry.sending ? handed : waiting).push(entry)
+    if (spec && probing) return 0
+    const handed: Entry[] = []
+    const waiting: Entry[] = []
+    let beaconed = 0
+    for (const entry of outbox.entries) if (!entry.handed) (entry.sending ? handed : waiting).push(entry)
     for (const body of bodiesOf(waiting, oversized)) {
-      if (beacon(requestUrl(settings), body.body)) leaving.sent += body.entries.length
+      if (beacon(requestUrl(), body.body)) beaconed += body.entries.length
       // Refused by the browser: for the service, it waits unsent, since handed over it would never be sent again.
       else if (spec) continue
       // Refused (over the budget, or no sendBeacon): a request may still get out before the page goes.
-      else leaving.requests.push({ ...body, leaving: true })
+      else start({ ...body, leaving: true })
       handed.push(...body.entries)
     }
     outbox.mark(handed, Date.now())
-    return leaving
+    return beaconed
   }
 
   /**

@@ -13,12 +13,10 @@ export function jsonOf(entry: Packed<unknown>): string {
 }
 
 /**
- * UTF-8 size of a string, as a TextEncoder would count it: a byte more for each character beyond
- * ASCII, another for each beyond U+07FF. A lone surrogate half counts 3 bytes, so a pair counts 6
- * where 4 go on the wire: the estimate errs on the safe side. On ASCII text (most events) each
- * expression finds nothing and allocates nothing.
+ * UTF-8 size of a string: the bytes it takes as a request body, which fetch and sendBeacon
+ * encode as UTF-8 the way TextEncoder does (Fetch standard, "extract a body").
  */
-export const byteLength = (text: string) => text.length + (text.match(/[^\0-\x7f]/g) || []).length + (text.match(/[^\0-\u07ff]/g) || []).length
+export const byteLength = (text: string) => new TextEncoder().encode(text).length
 
 /** Whether an event alone, between the array's brackets, is over `maxBytes`. */
 export const isOversized = (entry: Packed<unknown>, maxBytes: number) => byteLength(jsonOf(entry)) + 2 > maxBytes
@@ -50,27 +48,24 @@ export function pack<Entry extends Packed<unknown>>(
   maxBodies = Infinity
 ): Body<Entry>[] {
   const bodies: Body<Entry>[] = []
-  let body = ''
-  let size = 1 // the closing bracket
   let members: Entry[] = []
+  let size = 1 // the closing bracket
+  const close = () => bodies.push({ body: '[' + members.map(jsonOf).join() + ']', entries: members, bytes: size })
   for (const entry of entries) {
-    const json = jsonOf(entry)
-    const bytes = byteLength(json) + 1 // with the bracket or comma before it
+    const bytes = byteLength(jsonOf(entry)) + 1 // with the bracket or comma before it
     if (bytes + 1 > maxBytes) {
       onTooLarge(entry)
       continue
     }
     if (size + bytes > maxBytes) {
-      bodies.push({ body: body + ']', entries: members, bytes: size })
+      close()
       if (bodies.length >= maxBodies) return bodies
-      body = ''
       size = 1
       members = []
     }
-    body += (body ? ',' : '[') + json
     size += bytes
     members.push(entry)
   }
-  if (body) bodies.push({ body: body + ']', entries: members, bytes: size })
+  if (members.length) close()
   return bodies
 }

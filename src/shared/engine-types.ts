@@ -66,12 +66,6 @@ export interface Transport<E extends Queued, R extends EngineRequest<E>> {
   drop?(entries: E[], reason: EngineDropReason, detail?: string, said?: string): void
 }
 
-/** What a product hands over by its own means as the page goes: events it counts as sent, and requests to start now. */
-export interface HandedOver<R> {
-  sent: number
-  requests: R[]
-}
-
 /** The engine's counts, as the products' `stats()` show them. */
 export interface SendCounts {
   /** Events answered 2xx, or handed over as the page went. */

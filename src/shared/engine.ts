@@ -1,9 +1,8 @@
-import type { EngineRequest, HandedOver, Queued, SendCounts, Store, Transport } from './engine-types'
+import type { EngineRequest, Queued, SendCounts, Store, Transport } from './engine-types'
 import { createBackoff, verdictOf } from './http'
-import { keepaliveHeld } from './keepalive'
 import type { Answer } from './post'
 
-export type { DropReason, EngineDropReason, EngineRequest, HandedOver, Queued, SendCounts, Store, Transport } from './engine-types'
+export type { DropReason, EngineDropReason, EngineRequest, Queued, SendCounts, Store, Transport } from './engine-types'
 
 /*
  * The one sender every product runs: the storefront tracker, the Shopify pixel, the Node sender
@@ -29,22 +28,18 @@ export type { DropReason, EngineDropReason, EngineRequest, HandedOver, Queued, S
  * 4xx but 408 and 429 drops them as `rejected`, anything else keeps them for after the backoff.
  */
 export function createEngine<E extends Queued, R extends EngineRequest<E>>(store: Store<E>, transport: Transport<E, R>) {
-  const { most, interval } = transport
-  const batch = transport.batch || Infinity
+  const { most, interval, batch = Infinity } = transport
   const backoff = createBackoff(transport.probeFirst)
   const inFlight = new Set<R>()
   const counts: SendCounts = { sent: 0, retried: 0 }
   let timer: ReturnType<typeof setTimeout> | undefined
   let due = Infinity
-  // Set by flush(): everything waiting goes, a request after each answer, until none waits.
-  let hurry = false
+  // The flush() calls under way: while there are any, everything waiting goes, a request after
+  // each answer, until none waits.
   const flushing: (() => void)[] = []
 
   /** Ends every flush(): nothing is left to send, or a failure now waits out the backoff. */
-  const endFlush = () => {
-    hurry = false
-    flushing.splice(0).forEach((resolve) => resolve())
-  }
+  const endFlush = () => flushing.splice(0).forEach((resolve) => resolve())
 
   const stop = () => {
     clearTimeout(timer)
@@ -61,9 +56,6 @@ export function createEngine<E extends Queued, R extends EngineRequest<E>>(store
     }
   }
 
-  // `interval` after the entry was tracked; a clock set back meanwhile must not hold it longer.
-  const afterInterval = (entry: E, now: number) => Math.min(entry.event.t_client, now) + interval
-
   /**
    * Plans the next send: now for a full batch, else when the first waiting entry of `entries`
    * is due. Nothing while every slot is taken: the next answer plans.
@@ -77,7 +69,9 @@ export function createEngine<E extends Queued, R extends EngineRequest<E>>(store
       if (entry.sending) continue
       const own = transport.due?.(entry)
       if (own == null) fresh++
-      at = Math.min(at, own ?? afterInterval(entry, now))
+      // Its own time if the product gives one, else `interval` after it was tracked: a clock
+      // set back meanwhile must not hold it longer.
+      at = Math.min(at, own ?? Math.min(entry.event.t_client, now) + interval)
     }
     schedule(fresh >= batch ? 0 : at)
   }
@@ -119,7 +113,7 @@ export function createEngine<E extends Queued, R extends EngineRequest<E>>(store
     if (verdict == 'delivered') counts.sent += entries.length
     else if (entries.length) transport.drop?.(entries, 'rejected', 'the collector answered ' + answer.status, answer.message)
     transport.answered?.(request, answer, verdict)
-    if (hurry) send()
+    if (flushing.length) send()
     else plan()
   }
 
@@ -159,7 +153,6 @@ export function createEngine<E extends Queued, R extends EngineRequest<E>>(store
     },
     /** Sends everything waiting now; resolves once none waits and none is in flight, or a request failed. */
     flush(): Promise<void> {
-      hurry = true
       const flushed = new Promise<void>((resolve) => flushing.push(resolve))
       send()
       return flushed
@@ -167,15 +160,14 @@ export function createEngine<E extends Queued, R extends EngineRequest<E>>(store
     /**
      * The page is going: the product hands over what it can by its own means (`handOver`, told
      * whether the collector is being probed after a failure, and given the engine's rule for an
-     * entry too large for any request), the backoff notwithstanding, and
-     * every flush() ends, since nothing is left for it to wait for.
+     * entry too large for any request and `start` for a request that may still get out), the
+     * backoff notwithstanding. It returns how many events it handed over by other means, which
+     * count as sent. Every flush() ends, since nothing is left for it to wait for.
      */
-    leave(handOver: (probing: boolean, oversized: (entry: E) => void) => HandedOver<R>) {
+    leave(handOver: (probing: boolean, oversized: (entry: E) => void, start: (request: R) => void) => number) {
       stop()
       if (transport.allowed && !transport.allowed()) return endFlush()
-      const handed = handOver(backoff.probing(), oversized)
-      counts.sent += handed.sent
-      handed.requests.forEach(start)
+      counts.sent += handOver(backoff.probing(), oversized, start)
       endFlush()
     },
     /** Something changed that lets requests go now (back online, consent granted): the backoff's wait is forgotten, and what waits is sent. */
@@ -192,9 +184,17 @@ export function createEngine<E extends Queued, R extends EngineRequest<E>>(store
       inFlight.clear()
     },
     /** When the backoff lets the next request go (ms since epoch; 0 or past when it does now). */
-    resumeAt: () => backoff.resumeAt(),
-    /** The keepalive bytes the requests in flight hold (shared/keepalive.ts). */
-    keepaliveInUse: () => keepaliveHeld(inFlight),
+    resumeAt: backoff.resumeAt,
+    /**
+     * The keepalive bytes the requests in flight hold (shared/keepalive.ts). A loop, not
+     * reduce(): Prototype.js 1.6 replaces Array.prototype.reduce with a function that ignores
+     * its arguments, and keepalive would never be used on such pages.
+     */
+    keepaliveInUse() {
+      let sum = 0
+      for (const request of inFlight) sum += request.held || 0
+      return sum
+    },
     stats: (): SendCounts => ({ ...counts })
   }
 }

@@ -21,23 +21,18 @@ export interface Answer {
  * gets no cookie and sets none, while a relay on the shop's own origin (discovery-feedback/relay)
  * sees the uid cookie and renews it from the server, which Safari does not cap at 7 days.
  */
-export function post(url: string, body: string, keepalive: boolean, readBody = true): Promise<Answer> {
+export async function post(url: string, body: string, keepalive: boolean, readBody = true): Promise<Answer> {
   // A fetch that a page replaced may throw, or return something that is not a response: the
-  // executor and the catch turn either into no answer, and fetch is still called now, before
-  // the page can go.
-  return new Promise<Response>((resolve) => resolve(fetch(url, { method: 'POST', body, keepalive })))
-    .then((response) =>
-      // The body is read only when the request asked something of it (`missing`), or when the
-      // collector refused, to say why in the drop's message: reading and parsing an answer
-      // nobody needs is main-thread work on every send.
-      (readBody || response.status >= 400 ? response.json() : Promise.resolve())
-        .catch(() => undefined)
-        .then((json): Answer => ({
-          status: response.status,
-          retryAfter: response.headers.get('retry-after'),
-          missing: json?.missing,
-          message: errorMessageIn(json)
-        }))
-    )
-    .catch((): Answer => ({ status: 0 }))
+  // catch turns either into no answer. fetch is called before the first await, so before the
+  // page can go.
+  try {
+    const response = await fetch(url, { method: 'POST', body, keepalive })
+    // The body is read only when the request asked something of it (`missing`), or when the
+    // collector refused, to say why in the drop's message: reading and parsing an answer
+    // nobody needs is main-thread work on every send.
+    const json = readBody || response.status >= 400 ? await response.json().catch(() => undefined) : undefined
+    return { status: response.status, retryAfter: response.headers.get('retry-after'), missing: json?.missing, message: errorMessageIn(json) }
+  } catch {
+    return { status: 0 }
+  }
 }
