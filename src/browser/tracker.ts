@@ -105,11 +105,15 @@ export function createTracker(options: TrackerOptions): Tracker {
 
   /** The automatic view-pages and the page's life cycle: what the tracker follows on its own. */
   const followThisPage = (outbox: Outbox, delivery: Delivery) => {
-    // The automatic view-page is skipped when the page's URL is the one last viewed.
+    // The page a URL shows. An in-page link (`#reviews`) changes the fragment alone and stays on
+    // the page: SPEC sends a view-page when the shopper "reaches any new page". On a hash-routed
+    // site (`hashRouting`) the fragment is the route (`/#/cart`), and part of the page.
+    const pageOf = (url: string | undefined) => (settings.hashRouting ? url : url?.split('#')[0])
+    // The automatic view-page is skipped when the page is the one last viewed.
     const autoView = guard(() => {
-      if (location.href != lastUrl) record('view-page', {})
+      if (pageOf(location.href) != pageOf(lastUrl)) record('view-page', {})
     })
-    const pageViews = settings.autoViewPage !== false ? followPageViews(autoView, signal, settings.hashRouting) : undefined
+    const pageViews = settings.autoViewPage !== false ? followPageViews(autoView, signal) : undefined
     followPage(
       outbox,
       delivery,
