@@ -67,7 +67,8 @@ function emptyDescriptions() {
       if (column < 0) continue
       for (const [row] of table.matchAll(/<tr><td>[\s\S]*?<\/tr>/g)) {
         const cells = [...row.matchAll(/<td>([\s\S]*?)<\/td>/g)].map(([, cell]) => cell.trim())
-        if (!cells[column]) empty.push(file + ': ' + cells[0].replace(/\s+/g, ' '))
+        // API Documenter writes `_(Optional)_` before an optional parameter's own words: alone, the cell says nothing.
+        if (!cells[column].replace('_(Optional)_', '').trim()) empty.push(file + ': ' + cells[0].replace(/\s+/g, ' '))
       }
     }
   }

@@ -12,8 +12,10 @@ const MAX_BUCKETS = 100000
  * first, so a resend of an older event reaches the sink again: the relay's rate limit keeps one
  * client from pushing others' ids out (docs/guide/relay.md "What an attacker can still cost"). Node runs one
  * handler at a time, so a claim is checked and taken at once.
+ * @param options - `max`: how many delivered ids to remember, 200,000 by default.
  */
-export function memoryStore({ max = 200000 }: { max?: number } = {}): DeliveryStore & { remember(events: RelayEvent[]): void } {
+export function memoryStore(options: { max?: number } = {}): DeliveryStore & { remember(events: RelayEvent[]): void } {
+  const { max = 200000 } = options
   // Each delivered id and its owner ('' for none).
   const delivered = new Map<string, string>()
   // Claims of requests whose sink is running: the request's token and when the claim lapses.
