@@ -43,8 +43,8 @@ export function createAddons(report: (error: FeedbackError) => void) {
       })
       return dropped ? undefined : { properties }
     },
-    /** What became of an event: taken when `error` is undefined. */
-    outcome: (outcome: Outcome) => each((addon) => addon.outcome?.(outcome)),
+    /** What became of an event: taken when `error` is undefined. Each add-on hears a copy, which it may change without changing what the others or the tracker read. */
+    outcome: (outcome: Outcome) => each((addon) => addon.outcome?.({ ...outcome })),
     view: (url: string | undefined) => each((addon) => addon.view?.(url)),
     consent: (state: Consent) => each((addon) => addon.consent?.(state))
   }

@@ -145,18 +145,22 @@ export function createDelivery(
     if (spec && probing) return 0
     const handed: Entry[] = []
     const waiting: Entry[] = []
-    let beaconed = 0
+    let beaconedEvents = 0
     for (const entry of outbox.entries) if (!entry.handed) (entry.sending ? handed : waiting).push(entry)
+    // Those in flight already are handed over as they are.
+    outbox.mark(handed, Date.now())
     for (const body of bodiesOf(waiting, oversized)) {
-      if (beacon(requestUrl(), body.body)) beaconed += body.entries.length
+      const beaconed = beacon(requestUrl(), body.body)
       // Refused by the browser: for the service, it waits unsent, since handed over it would never be sent again.
-      else if (spec) continue
+      if (!beaconed && spec) continue
+      // Marked before any request starts: a page's fetch wrapper may call flush() from inside
+      // it, and must find these handed over, not waiting to be sent again.
+      outbox.mark(body.entries, Date.now())
+      if (beaconed) beaconedEvents += body.entries.length
       // Refused (over the budget, or no sendBeacon): a request may still get out before the page goes.
       else start({ ...body, leaving: true })
-      handed.push(...body.entries)
     }
-    outbox.mark(handed, Date.now())
-    return beaconed
+    return beaconedEvents
   }
 
   /**

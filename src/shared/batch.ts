@@ -12,11 +12,15 @@ export function jsonOf(entry: Packed<unknown>): string {
   return (entry.wire ??= encode(entry.event))
 }
 
+// Made once, as the module loads: no encoder to make per event, and a page that later removes
+// or replaces TextEncoder cannot take the count away from a queued event.
+const utf8 = new TextEncoder()
+
 /**
  * UTF-8 size of a string: the bytes it takes as a request body, which fetch and sendBeacon
  * encode as UTF-8 the way TextEncoder does (Fetch standard, "extract a body").
  */
-export const byteLength = (text: string) => new TextEncoder().encode(text).length
+export const byteLength = (text: string) => utf8.encode(text).length
 
 /** Whether an event alone, between the array's brackets, is over `maxBytes`. */
 export const isOversized = (entry: Packed<unknown>, maxBytes: number) => byteLength(jsonOf(entry)) + 2 > maxBytes

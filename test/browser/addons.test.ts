@@ -245,6 +245,18 @@ describe('view and consent', () => {
     setVisibility('hidden')
   })
 
+  it('an outcome an add-on writes into changes nothing for the tracker or the add-ons after it', () => {
+    network()
+    const tracker = make({ autoViewPage: false })
+    const heard: Outcome[] = []
+    const urls: (string | undefined)[] = []
+    tracker.use({ outcome: (outcome) => void ((outcome as { error?: unknown }).error = new Error('written by an add-on')) })
+    tracker.use({ outcome: (outcome) => void heard.push(outcome), view: (url) => void urls.push(url?.replace(location.origin, '')) })
+    tracker.viewPage({})
+    expect(heard.map((outcome) => outcome.error)).toEqual([undefined])
+    expect(urls).toEqual([undefined, '/'])
+  })
+
   it('a view-page refused is not the view counted last', () => {
     network()
     quietConsole()

@@ -3,7 +3,7 @@ import type { FeedbackError } from '../../src/index'
 import { createTracker } from '../../src/browser/tracker'
 // @ts-expect-error plain ES module shared with the browser suite
 import { fuzz } from '../support/fuzz.mjs'
-import { isolateEachTest, make, network, stored } from '../support/helpers'
+import { isolateEachTest, make, network, settle, setVisibility, stored } from '../support/helpers'
 import { quietConsole } from '../support/console'
 
 const click = { rid: 's-1', item_id: '42', variant_item_id: '421' }
@@ -159,6 +159,48 @@ describe('values that throw', () => {
     const tracker = make({ onError: (error) => errors.push(error) })
     expect(() => tracker.clickItem({} as never)).not.toThrow()
     expect(errors[0].message).toBe('discovery-feedback: click-item: item_id is required')
+  })
+})
+
+describe('a page that wraps its own fetch and globals', () => {
+  it('sends each event once when its fetch wrapper calls flush() while the page hands events over', async () => {
+    const onWire: string[] = []
+    let tracker: ReturnType<typeof make> | undefined
+    // The browser takes the first beacon only: the rest goes by fetch, whose wrapper flushes.
+    let beacons = 0
+    define(navigator, 'sendBeacon', {
+      writable: true,
+      value: (_url: string, body: string) => {
+        if (beacons++ > 0) return false
+        for (const event of JSON.parse(body)) onWire.push(event.event_id)
+        return true
+      }
+    })
+    vi.stubGlobal(
+      'fetch',
+      vi.fn((_url: string, init: RequestInit) => {
+        for (const event of JSON.parse(init.body as string)) onWire.push(event.event_id)
+        tracker?.flush()
+        return Promise.resolve(new Response(null, { status: 204 }))
+      })
+    )
+    tracker = make({ flushInterval: 60000 })
+    // Two bodies' worth of events: about 80 KB.
+    for (let index = 0; index < 40; index++) tracker.clickSuggestion({ rid: 's-' + index, suggestion: 'x'.repeat(2000) })
+    setVisibility('hidden')
+    await settle()
+    expect(onWire).toHaveLength(40)
+    expect(new Set(onWire).size).toBe(40)
+    expect(tracker.stats().sent).toBe(40)
+  })
+
+  it('delivers what it queued when the page removes TextEncoder afterwards, and flush() throws nothing', async () => {
+    const net = network()
+    const tracker = make({ flushInterval: 60000 })
+    tracker.clickItem(click)
+    define(globalThis, 'TextEncoder', { value: undefined, writable: true })
+    await expect(tracker.flush()).resolves.toBeUndefined()
+    expect(net.events().map((event) => event.event)).toEqual(['click-item'])
   })
 })
 
