@@ -39,11 +39,11 @@ const NO_ANSWER: ServiceAnswer = { status: 0, retryAfter: null, message: '' }
 
 /**
  * The poster of forwardSink: with undici where the platform has it (Node), a pool of
- * `CONNECTIONS` connections to the service's origin with up to `inFlight` requests on them at
+ * `CONNECTIONS` connections to the service's origin with up to `concurrentRequests` requests on them at
  * once; elsewhere (a platform with fetch alone) fetch, as the platform pools it. `timeout`: how
  * long a request may go unanswered.
  */
-export function serviceConnection(url: string, inFlight: number, timeout: number): ServicePost {
+export function serviceConnection(url: string, concurrentRequests: number, timeout: number): ServicePost {
   const target = new URL(url)
   const path = target.pathname + target.search
   const turn = turns(timeout)
@@ -55,7 +55,7 @@ export function serviceConnection(url: string, inFlight: number, timeout: number
     const connect = undici.buildConnector({ allowH2: true, timeout })
     return new undici.Pool(target.origin, {
       connections: CONNECTIONS,
-      pipelining: Math.max(1, Math.ceil(inFlight / CONNECTIONS)),
+      pipelining: Math.max(1, Math.ceil(concurrentRequests / CONNECTIONS)),
       allowH2: true,
       headersTimeout: timeout,
       bodyTimeout: timeout,
