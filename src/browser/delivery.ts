@@ -58,11 +58,9 @@ export function createDelivery(
   let adoptedAt = 0
 
   /**
-   * The URL of a request. To a collector: with the send time, `t_sent`, as the server sender's
-   * (withSendTime in shared/http.ts), and, if any, the ids asked about (docs/reference/collector-protocol.md).
-   * To the service, which knows neither: with the key, where its own feedback library
-   * puts it (a beacon can set no header); SPEC "Authentication" 4 wants it in the body too, where
-   * every envelope has it.
+   * The URL of a request. To a collector: with the send time, `t_sent` (withSendTime in shared/http.ts), and the ids asked
+   * about, if any (docs/reference/collector-protocol.md). To the service, which knows neither: with the key, where its own
+   * feedback library puts it (a beacon sets no header); SPEC "Authentication" 4 wants it in the body too, as every envelope has.
    */
   const requestUrl = (checks?: Entry[]) => {
     const { endpoint } = settings
@@ -71,9 +69,8 @@ export function createDelivery(
   }
 
   /**
-   * The bodies of `waiting`, at most `most`: JSON arrays of many events, or the service's one
-   * each. An event too large for any went to `oversized`; none is queued (tracked events are
-   * checked when tracked), but what another page left may be.
+   * The bodies of `waiting`, at most `most`: JSON arrays of many events, or the service's one each. An event too large for
+   * any goes to `oversized`: none is queued (tracked events are checked when tracked), but what another page left may be.
    */
   const bodiesOf = (waiting: Entry[], oversized: (entry: Entry) => void, most?: number): PageRequest[] =>
     spec ? waiting.slice(0, most).map(serviceBody) : pack(waiting, maxBytes, oversized, most)
@@ -128,17 +125,13 @@ export function createDelivery(
   })
 
   /**
-   * The page turned hidden or is going, and may be gone any moment: everything waiting goes
-   * now, by beacon where the browser takes it, the backoff notwithstanding. What requests
-   * still carry is handed over too: whether it arrives is asked later, as for beacons. Should
-   * the page stay after all, their answers settle it first.
+   * The page turned hidden or is going, and may be gone any moment: everything waiting goes now, by beacon where the browser
+   * takes it, the backoff notwithstanding. What requests still carry is handed over too: whether it arrives is asked later,
+   * as for beacons. Should the page stay after all, their answers settle it first.
    */
   const sendLeaving = () => engine.leave(handOver)
 
-  /**
-   * What waits, by beacon where the browser takes it, else by a request that may still get out
-   * (`start`); marked handed over. Returns how many events went by beacon.
-   */
+  /** What waits, by beacon where the browser takes it, else by a request that may still get out (`start`); marked handed over. Returns how many events went by beacon. */
   function handOver(probing: boolean, oversized: (entry: Entry) => void, start: (request: PageRequest) => void): number {
     // The service is never asked what it lacks: a beacon into an outage would be lost for good,
     // and a request in flight to a failing service (the probe) is no delivery either.
@@ -163,10 +156,7 @@ export function createDelivery(
     return beaconedEvents
   }
 
-  /**
-   * Takes over what pages that are gone left unsent, and sends it. The outbox finds nothing
-   * while it may not use storage (consent, storage mode).
-   */
+  /** Takes over what pages that are gone left unsent, and sends it. The outbox finds nothing while it may not use storage (consent, storage mode). */
   function adopt() {
     adoptedAt = Date.now()
     outbox.adopt().then((adopted) => {

@@ -60,10 +60,9 @@ export function createTracker(options: TrackerOptions): Tracker {
   }
 
   /**
-   * The way every event takes after the page's own step (shared/event-path.ts, as in the pixel
-   * and the server sender): the add-ons, the rules, the events SPEC sends along, then the
-   * outbox (push: consent, the envelope), and the add-ons hear what became of it. A view-page
-   * that was taken is the page the next one came from.
+   * The way every event takes after the page's own step (shared/event-path.ts, as in the pixel and the server sender): the
+   * add-ons, the rules, the events SPEC sends along, then the outbox (push: consent, the envelope), and the add-ons hear what
+   * became of it. A view-page that was taken is the page the next one came from.
    */
   const takeEvent = createEventPath<void>({
     change: addons.change,
