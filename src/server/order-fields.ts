@@ -1,5 +1,6 @@
 import { feedbackError } from '../shared/error'
 import { describe } from '../shared/rules'
+import type { LineItem } from '../shared/types'
 import type { Fields } from './order-json'
 
 /*
@@ -62,4 +63,18 @@ export function objectOf(topic: string, field: string, value: unknown): Fields |
   if (value == null) return undefined
   if (typeof value == 'object' && !Array.isArray(value)) return value as Fields
   throw feedbackError(topic, field, 'must be an object, got ' + describe(value))
+}
+
+/**
+ * The order's lines of products, each made a line item by the platform's `itemOf`, which is told
+ * the line, its name in messages (`line_items[2]`) and its product id. A line without a product
+ * (a tip, a fee, a custom item, a deleted product) is no item of the catalogue and is left out,
+ * as the pixel leaves it.
+ */
+export function productLinesOf(topic: string, order: Fields, itemOf: (line: Fields, field: string, product: string) => LineItem): LineItem[] {
+  return listOf(topic, 'line_items', order.line_items).flatMap((line, index) => {
+    const field = 'line_items[' + index + ']'
+    const product = optionalIdOf(topic, field + '.product_id', line.product_id)
+    return product ? [itemOf(line, field, product)] : []
+  })
 }

@@ -1,6 +1,6 @@
 import { feedbackError } from '../shared/error'
 import type { EventProperties, LineItem } from '../shared/types'
-import { amountOf, idOf, listOf, objectOf, optionalAmountOf, optionalIdOf, optionalTextOf, quantityOf, textOf } from './order-fields'
+import { amountOf, idOf, listOf, objectOf, optionalAmountOf, optionalIdOf, optionalTextOf, productLinesOf, quantityOf, textOf } from './order-fields'
 import type { Fields } from './order-json'
 import { orderShopper, type OrderPurchase } from './order-shopper'
 
@@ -28,24 +28,19 @@ function orderIdOf(topic: string, order: Fields): string {
   return idOf(topic, 'id', order.id)
 }
 
-/** The order's lines of products: a line without a product (a tip, a custom item, a protection plan) is no item of the catalogue, and is left out, as the pixel leaves it. */
+/** The order's lines of products (a tip, a custom item or a protection plan has no product, and is left out). */
 function lineItemsOf(topic: string, order: Fields): LineItem[] {
-  const items: LineItem[] = []
-  listOf(topic, 'line_items', order.line_items).forEach((line, index) => {
-    const field = 'line_items[' + index + ']'
-    const product = optionalIdOf(topic, field + '.product_id', line.product_id)
-    if (!product) return
+  return productLinesOf(topic, order, (line, field, product) => {
     const price = objectOf(topic, field + '.price_set', line.price_set)?.presentment_money as Fields | undefined
-    items.push({
+    return {
       item_id: product,
       // A line whose variant is gone (or Shopify's example order) names its product only.
       variant_item_id: optionalIdOf(topic, field + '.variant_id', line.variant_id) || product,
       unit_price:
         price?.amount != null ? amountOf(topic, field + '.price_set.presentment_money.amount', price.amount) : amountOf(topic, field + '.price', line.price),
       quantity: quantityOf(topic, field + '.quantity', line.quantity)
-    })
+    }
   })
-  return items
 }
 
 /** The order's shopper: the storefront's ids from note_attributes, the browser's address and agent. */

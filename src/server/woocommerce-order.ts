@@ -1,6 +1,6 @@
 import { feedbackError } from '../shared/error'
 import type { EventProperties, LineItem } from '../shared/types'
-import { amountOf, idOf, listOf, optionalAmountOf, optionalIdOf, optionalTextOf, quantityOf, textOf } from './order-fields'
+import { amountOf, idOf, listOf, optionalAmountOf, optionalIdOf, optionalTextOf, productLinesOf, quantityOf, textOf } from './order-fields'
 import type { Fields } from './order-json'
 import { orderShopper, type OrderPurchase } from './order-shopper'
 
@@ -16,26 +16,21 @@ import { orderShopper, type OrderPurchase } from './order-shopper'
 /** Which of the order's ids is its order_id: `'number'` (GTM4WP, and what shoppers see) or `'id'` (Google Analytics for WooCommerce). */
 export type WooCommerceOrderId = 'number' | 'id'
 
-/** The order's lines of products; a line without a product (a fee, a deleted product) is left out. */
+/** The order's lines of products (a fee or a deleted product has none, and is left out). */
 function lineItemsOf(topic: string, order: Fields): LineItem[] {
-  const items: LineItem[] = []
-  listOf(topic, 'line_items', order.line_items).forEach((line, index) => {
-    const field = 'line_items[' + index + ']'
-    const product = optionalIdOf(topic, field + '.product_id', line.product_id)
-    if (!product) return
+  return productLinesOf(topic, order, (line, field, product) => {
     const quantity = quantityOf(topic, field + '.quantity', line.quantity)
     // `price` is the line's total over its quantity, after coupons and before tax, as the
     // data-layer plugins give an item's price; without it, that is worked out from `total`.
     const unitPrice = line.price != null ? amountOf(topic, field + '.price', line.price) : amountOf(topic, field + '.total', line.total) / quantity
-    items.push({
+    return {
       item_id: product,
       // variation_id is 0 for a simple product, whose variant is the product itself.
       variant_item_id: optionalIdOf(topic, field + '.variation_id', line.variation_id) || product,
       unit_price: unitPrice,
       quantity
-    })
+    }
   })
-  return items
 }
 
 /** The order's shopper: the storefront's ids from its meta data (the PHP snippet of the guide), the browser's address and agent. */
