@@ -1,4 +1,4 @@
-import { isOversized, MAX_BODY, pack, type Body } from '../shared/batch'
+import { byteLength, jsonOf, MAX_BODY, pack, type Body } from '../shared/batch'
 import { createEngine, type DropReason } from '../shared/engine'
 import { withParameter, withSendTime } from '../shared/http'
 import { KEEPALIVE_BUDGET } from '../shared/keepalive'
@@ -169,8 +169,8 @@ export function createDelivery(
     ...engine,
     adopt,
     sendLeaving,
-    /** Whether an event alone is too large for any request: refused when tracked, never queued. */
-    isOversized: (entry: Entry) => isOversized(entry, maxBytes),
+    /** Whether an event alone, between the array's brackets, is too large for any request: refused when tracked, never queued. */
+    isOversized: (entry: Entry) => byteLength(jsonOf(entry)) + 2 > maxBytes,
     /**
      * Something changed that lets events go now (back online, consent granted): the backoff is
      * forgotten, what other pages left is looked for, and what waits is sent.

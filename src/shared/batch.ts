@@ -1,5 +1,6 @@
 import { encode } from './json'
 import type { Envelope } from './types'
+import { utf8 } from './utf8'
 
 /** A queued event and, once made, its wire text. */
 export interface Packed<Event = Envelope> {
@@ -12,18 +13,14 @@ export function jsonOf(entry: Packed<unknown>): string {
   return (entry.wire ??= encode(entry.event))
 }
 
-// Made once, as the module loads: no encoder to make per event, and a page that later removes
-// or replaces TextEncoder cannot take the count away from a queued event.
-const utf8 = new TextEncoder()
-
 /**
  * UTF-8 size of a string: the bytes it takes as a request body, which fetch and sendBeacon
- * encode as UTF-8 the way TextEncoder does (Fetch standard, "extract a body").
+ * encode as UTF-8 the way TextEncoder does (Fetch standard, "extract a body"). Text that is all
+ * ASCII, as most events are, takes one byte per character, and is counted without encoding it:
+ * every event is sized when tracked and again when packed, and outside a browser (jsdom, for one)
+ * an encoder's call costs more than the rest of the count.
  */
-export const byteLength = (text: string) => utf8.encode(text).length
-
-/** Whether an event alone, between the array's brackets, is over `maxBytes`. */
-export const isOversized = (entry: Packed<unknown>, maxBytes: number) => byteLength(jsonOf(entry)) + 2 > maxBytes
+export const byteLength = (text: string) => (/[^\0-\x7f]/.test(text) ? utf8.encode(text) : text).length
 
 /**
  * The largest body any sender makes: 60 KiB, which leaves room for request overhead within the

@@ -120,7 +120,7 @@ export function createEngine<E extends Queued, R extends EngineRequest<E>>(store
   /** Sends what waits now, as many requests as there are free slots. */
   function send() {
     stop()
-    if (transport.allowed && !transport.allowed()) return endFlush()
+    if (transport.allowed?.() === false) return endFlush()
     const free = backoff.slots(most) - inFlight.size
     // Every slot taken: the next answer sends on.
     if (free <= 0) return
@@ -166,7 +166,7 @@ export function createEngine<E extends Queued, R extends EngineRequest<E>>(store
      */
     leave(handOver: (probing: boolean, oversized: (entry: E) => void, start: (request: R) => void) => number) {
       stop()
-      if (transport.allowed && !transport.allowed()) return endFlush()
+      if (transport.allowed?.() === false) return endFlush()
       counts.sent += handOver(backoff.probing(), oversized, start)
       endFlush()
     },

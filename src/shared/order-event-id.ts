@@ -1,3 +1,5 @@
+import { utf8 } from './utf8'
+
 /*
  * One event id per order, wherever the order is tracked: the thank-you page's purchase(), the
  * Shopify pixel and the shop's server all derive the same id from the key and the order id, so
@@ -12,7 +14,7 @@ const PRIME = 0x100000001b3n
 
 export function fnv1a64(text: string): bigint {
   let hash = OFFSET_BASIS
-  for (const byte of new TextEncoder().encode(text)) {
+  for (const byte of utf8.encode(text)) {
     hash = BigInt.asUintN(64, (hash ^ BigInt(byte)) * PRIME)
   }
   return hash

@@ -27,9 +27,10 @@ describe('envelope', () => {
 })
 
 describe('byteLength', () => {
-  it('counts UTF-8 bytes, never fewer than the wire carries', () => {
-    for (const text of ['', 'abc', 'Grüße', '価格', '€9,99']) expect(byteLength(text)).toBe(new TextEncoder().encode(text).length)
-    expect(byteLength('👟')).toBeGreaterThanOrEqual(new TextEncoder().encode('👟').length)
+  it('counts the UTF-8 bytes the wire carries, in ASCII and beyond', () => {
+    // '\x7f' is the last one-byte character, '\x80' the first of two; a lone surrogate half goes out as U+FFFD, 3 bytes.
+    for (const text of ['', 'abc', '\x7f', '\x80', 'Grüße', '価格', '€9,99', '👟', 'a\ud83d', JSON.stringify({ q: 'Schuhe für 50 €' })])
+      expect(byteLength(text)).toBe(new TextEncoder().encode(text).length)
   })
 })
 
