@@ -35,9 +35,6 @@ export const MAX_EVENTS = 2000
 export const MAX_CHARS = 1 << 20
 export const MAX_AGE = 7 * 864e5
 
-/** An event's stored text: its wire text, after the time it was handed over if it was. */
-const stored = (entry: Entry) => (entry.handed || '') + jsonOf(entry)
-
 /**
  * The durable queue. localStorage rather than IndexedDB: it is synchronous, so an event is on
  * disk before the task that tracked it ends (a crash a moment later keeps it), and it is there
@@ -65,12 +62,14 @@ export function createOutbox(onDrop: (entries: Entry[], reason: OutboxDropReason
 
   /** Runs storage work where it is allowed, and returns its result; a throw (quota, blocked) leaves memory the only copy. */
   const onDisk = <T>(work: (storage: Storage) => T) => (persist && storage ? attempt(() => work(storage)) : undefined)
-  /** An event's storage key, given the first time it is written: this outbox's id and a number. */
-  const keyOf = (entry: Entry) => (entry.key ||= own + '.' + (keys++).toString(36))
-  /** Writes an event under its key; returns whether storage took it. */
+  /**
+   * Writes an event under its own key, given the first time (this outbox's id and a number): its
+   * wire text, after the time it was handed over if it was. Returns whether storage took it.
+   */
   const write = (entry: Entry) =>
     onDisk((storage) => {
-      storage.setItem(keyOf(entry), stored(entry))
+      entry.key ||= own + '.' + (keys++).toString(36)
+      storage.setItem(entry.key, (entry.handed || '') + jsonOf(entry))
       return true
     })
   const erase = (gone: Entry[]) =>
