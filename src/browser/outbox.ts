@@ -72,10 +72,6 @@ export function createOutbox(onDrop: (entries: Entry[], reason: OutboxDropReason
       storage.setItem(entry.key, (entry.handed || '') + jsonOf(entry))
       return true
     })
-  const erase = (gone: Entry[]) =>
-    onDisk((storage) => {
-      for (const entry of gone) if (entry.key) storage.removeItem(entry.key)
-    })
   const hold = lockHolder(locks, own)
 
   /** Keeps an event in memory and, where allowed, under its own key; the lock says it is taken. */
@@ -85,6 +81,7 @@ export function createOutbox(onDrop: (entries: Entry[], reason: OutboxDropReason
     chars += jsonOf(entry).length
     return write(entry)
   }
+  /** Takes events out of memory and out of storage; the lock goes with the last one. */
   const without = (gone: Entry[]) => {
     const set = new Set(gone)
     entries = entries.filter((entry) => {
@@ -92,7 +89,9 @@ export function createOutbox(onDrop: (entries: Entry[], reason: OutboxDropReason
       chars -= jsonOf(entry).length
       return false
     })
-    erase(gone)
+    onDisk((storage) => {
+      for (const entry of gone) if (entry.key) storage.removeItem(entry.key)
+    })
     hold(entries.length > 0)
   }
 
