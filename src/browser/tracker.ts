@@ -6,12 +6,12 @@ import type { EventName, EventProperties, FeedbackError, User } from '../shared/
 import { optedOut } from '../shared/privacy-signals'
 import { createAddons } from './addons'
 import { STATES } from './consent'
-import { createDelivery, type Delivery } from './delivery'
+import { createDelivery } from './delivery'
 import { createFaults } from './faults'
 import { createIdentity } from './identity'
 import { followPage } from './lifecycle'
 import { readOptions } from './options'
-import { createOutbox, type Entry, type Outbox } from './outbox'
+import { createOutbox, type Entry } from './outbox'
 import { followPageViews } from '../shared/page-views'
 import type { Addon, Consent, Stats, Tracker, TrackerOptions } from './types'
 
@@ -102,8 +102,8 @@ export function createTracker(options: TrackerOptions): Tracker {
     }
   }
 
-  /** The automatic view-pages and the page's life cycle: what the tracker follows on its own. */
-  const followThisPage = (outbox: Outbox, delivery: Delivery) => {
+  /** The automatic view-pages and the page's life cycle: what the tracker follows on its own, once it has an outbox (and so delivery). */
+  const followThisPage = () => {
     // The page a URL shows. An in-page link (`#reviews`) changes the fragment alone and stays on
     // the page: SPEC sends a view-page when the shopper "reaches any new page". On a hash-routed
     // site (`hashRouting`) the fragment is the route (`/#/cart`), and part of the page.
@@ -114,8 +114,8 @@ export function createTracker(options: TrackerOptions): Tracker {
     })
     const pageViews = settings.autoViewPage !== false ? followPageViews(autoView, signal) : undefined
     followPage(
-      outbox,
-      delivery,
+      outbox!,
+      delivery!,
       {
         beforeLeaving: () => pageViews?.recordDue(),
         restored() {
@@ -128,7 +128,7 @@ export function createTracker(options: TrackerOptions): Tracker {
       signal
     )
   }
-  if (outbox && delivery) followThisPage(outbox, delivery)
+  if (outbox) followThisPage()
 
   const track = guard(record)
   const flush = (): Promise<void> => Promise.resolve(delivery?.flush())
