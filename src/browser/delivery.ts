@@ -64,7 +64,7 @@ export function createDelivery(
    */
   const requestUrl = (checks?: Entry[]) => {
     const { endpoint } = settings
-    const url = spec ? withParameter(endpoint, 'key=' + encodeURIComponent(settings.key)) : withSendTime(endpoint, Date.now())
+    const url = spec ? withParameter(endpoint, 'key=' + encodeURIComponent(settings.key)) : withSendTime(endpoint)
     return checks ? url + '&unconfirmed=' + encodeURIComponent(checks.map((entry) => entry.event.event_id).join()) : url
   }
 

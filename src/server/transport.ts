@@ -36,7 +36,7 @@ export function createServerTransport(
       posting.add(request.controller)
       carried += request.entries.length
       try {
-        return await postBatch(withSendTime(endpoint, Date.now()), request.body, requestTimeout, request.controller, secret)
+        return await postBatch(withSendTime(endpoint), request.body, requestTimeout, request.controller, secret)
       } finally {
         posting.delete(request.controller)
         carried -= request.entries.length

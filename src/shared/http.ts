@@ -18,11 +18,11 @@ export function verdictOf(status: number): Verdict {
 }
 
 /**
- * The collector URL with the send time as `t_sent`: a collector corrects a device clock that is
- * off by its own receive time minus t_sent (docs/reference/collector-protocol.md). A query parameter
- * keeps the body SPEC's.
+ * The collector URL with the send time, now, as `t_sent`, for a request about to go: a collector
+ * corrects a device clock that is off by its own receive time minus t_sent
+ * (docs/reference/collector-protocol.md). A query parameter keeps the body SPEC's.
  */
-export const withSendTime = (endpoint: string, now: number) => withParameter(endpoint, 't_sent=' + now)
+export const withSendTime = (endpoint: string) => withParameter(endpoint, 't_sent=' + Date.now())
 
 /** The collector's own words in an error answer's parsed body, SPEC's error shape ("Errors": `{ error: { message } }`); undefined for any other. */
 export function errorMessageIn(json: unknown): string | undefined {

@@ -72,7 +72,7 @@ export function createPixelDelivery(
       }
       return requests
     },
-    post: (request) => post(withSendTime(endpoint, Date.now()), request.body, true),
+    post: (request) => post(withSendTime(endpoint), request.body, true),
     answered(request, _answer, outcome) {
       if (outcome == 'delivered') request.entries.forEach((entry) => delivered.add(entry.event.event_id))
     },
