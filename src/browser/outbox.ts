@@ -142,7 +142,7 @@ export function createOutbox(onDrop: (entries: Entry[], reason: OutboxDropReason
     },
 
     /** Takes over the events of pages that are gone; resolves how many it adopted. */
-    adopt(): Promise<number> {
+    async adopt(): Promise<number> {
       const take = (alive: (outbox: string) => boolean) => {
         let adopted = 0
         onDisk((storage) => {
@@ -183,9 +183,9 @@ export function createOutbox(onDrop: (entries: Entry[], reason: OutboxDropReason
         return adopted
       }
       // Most loads find nothing another page left: they take no lock and ask the browser nothing.
-      if (!onDisk((storage) => Object.keys(storage).some((key) => key.startsWith(OUTBOX_PREFIX) && !key.startsWith(own)))) return Promise.resolve(0)
+      if (!onDisk((storage) => Object.keys(storage).some((key) => key.startsWith(OUTBOX_PREFIX) && !key.startsWith(own)))) return 0
       // Without Web Locks only the events of a page that said it went (pagehide) are free.
-      if (!locks) return Promise.resolve(take((outbox) => storage!.getItem(outbox) == null))
+      if (!locks) return take((outbox) => storage!.getItem(outbox) == null)
       // One page adopts at a time, so two tabs never take the same events.
       return locks
         .request(OUTBOX_PREFIX, () =>
