@@ -131,7 +131,7 @@ export function createTracker(options: TrackerOptions): Tracker {
   if (outbox) followThisPage()
 
   const track = guard(record)
-  const flush = (): Promise<void> => Promise.resolve(delivery?.flush())
+  const flush = async (): Promise<void> => delivery?.flush()
   /** The helper of one event: clickSuggestion for click-suggestion, and so on. */
   const helper =
     <E extends EventName>(event: E) =>
