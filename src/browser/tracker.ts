@@ -173,7 +173,7 @@ export function createTracker(options: TrackerOptions): Tracker {
       // carries none: a relay on the shop's origin then has no uid to renew, and cannot bring
       // the last shopper back with its answer (discovery-feedback/relay).
       identity?.forget(true)
-      flush()
+      delivery?.flush()
     }),
     get user(): User {
       return identity ? identity.user(granted()) : { uid: '', sid: '' }
@@ -183,7 +183,7 @@ export function createTracker(options: TrackerOptions): Tracker {
     destroy: guard(() => {
       if (signal.aborted) return
       life.abort()
-      flush()
+      delivery?.flush()
     }),
     use: guard((addon: Addon) => addons.add(addon, lastUrl, consent)) as Tracker['use']
   }
