@@ -15,12 +15,9 @@ export function jsonOf(entry: Packed<unknown>): string {
 
 /**
  * UTF-8 size of a string: the bytes it takes as a request body, which fetch and sendBeacon
- * encode as UTF-8 the way TextEncoder does (Fetch standard, "extract a body"). Text that is all
- * ASCII, as most events are, takes one byte per character, and is counted without encoding it:
- * every event is sized when tracked and again when packed, and outside a browser (jsdom, for one)
- * an encoder's call costs more than the rest of the count.
+ * encode as UTF-8 the way TextEncoder does (Fetch standard, "extract a body").
  */
-export const byteLength = (text: string) => (/[^\0-\x7f]/.test(text) ? utf8.encode(text) : text).length
+export const byteLength = (text: string) => utf8.encode(text).length
 
 /**
  * The largest body any sender makes: 60 KiB, which leaves room for request overhead within the

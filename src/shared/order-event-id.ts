@@ -12,7 +12,7 @@ import { utf8 } from './utf8'
 const OFFSET_BASIS = 0xcbf29ce484222325n
 const PRIME = 0x100000001b3n
 
-export function fnv1a64(text: string): bigint {
+export const fnv1a64 = (text: string): bigint => {
   let hash = OFFSET_BASIS
   for (const byte of utf8.encode(text)) {
     hash = BigInt.asUintN(64, (hash ^ BigInt(byte)) * PRIME)

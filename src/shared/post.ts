@@ -20,8 +20,10 @@ export interface Answer {
  * 64 KiB budget. Credentials go the default way, 'same-origin': a collector on another origin
  * gets no cookie and sets none, while a relay on the shop's own origin (discovery-feedback/relay)
  * sees the uid cookie and renews it from the server, which Safari does not cap at 7 days.
+ * `readBody`: the request asked something of its answer (`?unconfirmed=`); an answer of 400 or
+ * more is read anyway, for the collector's words.
  */
-export async function post(url: string, body: string, keepalive: boolean, readBody = true): Promise<Answer> {
+export async function post(url: string, body: string, keepalive: boolean, readBody?: boolean): Promise<Answer> {
   // A fetch that a page replaced may throw, or return something that is not a response: the
   // catch turns either into no answer. fetch is called before the first await, so before the
   // page can go.
