@@ -6,12 +6,12 @@ import type { EventName, EventProperties, FeedbackError, User } from '../shared/
 import { optedOut } from '../shared/privacy-signals'
 import { createAddons } from './addons'
 import { STATES } from './consent'
-import { createDelivery } from './delivery'
+import { createDelivery, type Delivery } from './delivery'
 import { createFaults } from './faults'
 import { createIdentity } from './identity'
 import { followPage } from './lifecycle'
 import { readOptions } from './options'
-import { createOutbox, type Entry } from './outbox'
+import { createOutbox, type Entry, type Outbox } from './outbox'
 import { followPageViews } from '../shared/page-views'
 import type { Addon, Consent, Stats, Tracker, TrackerOptions } from './types'
 
@@ -102,8 +102,8 @@ export function createTracker(options: TrackerOptions): Tracker {
     }
   }
 
-  /** The automatic view-pages and the page's life cycle: what the tracker follows on its own, once it has an outbox (and so delivery). */
-  const followThisPage = () => {
+  /** The automatic view-pages and the page's life cycle: what the tracker follows on its own. */
+  const followThisPage = (outbox: Outbox, delivery: Delivery) => {
     // The page a URL shows. An in-page link (`#reviews`) changes the fragment alone and stays on
     // the page: SPEC sends a view-page when the shopper "reaches any new page". On a hash-routed
     // site (`hashRouting`) the fragment is the route (`/#/cart`), and part of the page.
@@ -114,8 +114,8 @@ export function createTracker(options: TrackerOptions): Tracker {
     })
     const pageViews = settings.autoViewPage !== false ? followPageViews(autoView, signal) : undefined
     followPage(
-      outbox!,
-      delivery!,
+      outbox,
+      delivery,
       {
         beforeLeaving: () => pageViews?.recordDue(),
         restored() {
@@ -128,7 +128,7 @@ export function createTracker(options: TrackerOptions): Tracker {
       signal
     )
   }
-  if (outbox) followThisPage()
+  if (outbox && delivery) followThisPage(outbox, delivery)
 
   const track = guard(record)
   const flush = async (): Promise<void> => delivery?.flush()
@@ -173,6 +173,8 @@ export function createTracker(options: TrackerOptions): Tracker {
       // carries none: a relay on the shop's origin then has no uid to renew, and cannot bring
       // the last shopper back with its answer (discovery-feedback/relay).
       identity?.forget(true)
+      // Delivery's own flush, inside this guard: the tracker's async flush() would turn a throw into
+      // a rejection nobody awaits, on the shop's console.
       delivery?.flush()
     }),
     get user(): User {
@@ -183,6 +185,7 @@ export function createTracker(options: TrackerOptions): Tracker {
     destroy: guard(() => {
       if (signal.aborted) return
       life.abort()
+      // As in reset(): a throw is the guard's to report.
       delivery?.flush()
     }),
     use: guard((addon: Addon) => addons.add(addon, lastUrl, consent)) as Tracker['use']
